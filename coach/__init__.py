@@ -1,0 +1,3 @@
+"""coach: partial trajectory + similar episodes -> failure risk + Guidance. Pure Python; no I/O."""
+
+__all__: list[str] = []

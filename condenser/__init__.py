@@ -1,0 +1,40 @@
+"""condenser: trajectory -> Episode. Pure Python and pydantic; no I/O."""
+
+from condenser.condense import condense, trajectory_hash, trust_of
+from condenser.models import ActionCall, Episode, FailureCategory, Outcome, Step, Trajectory, domain_of
+from condenser.patterns import (
+    action_target,
+    action_verb,
+    error_patterns,
+    failure_categories,
+    loop_detected,
+    normalize_action,
+    normalize_error,
+)
+from condenser.redact import redact_text, redact_trajectory
+from condenser.summary import embed_text, summarize, url_pattern
+
+__all__ = [
+    "ActionCall",
+    "Episode",
+    "FailureCategory",
+    "Outcome",
+    "Step",
+    "Trajectory",
+    "action_target",
+    "action_verb",
+    "condense",
+    "domain_of",
+    "embed_text",
+    "error_patterns",
+    "failure_categories",
+    "loop_detected",
+    "normalize_action",
+    "normalize_error",
+    "redact_text",
+    "redact_trajectory",
+    "summarize",
+    "trajectory_hash",
+    "trust_of",
+    "url_pattern",
+]

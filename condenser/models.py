@@ -1,0 +1,168 @@
+"""Wire-format models: Step, Outcome, Trajectory (what agents post) and Episode (what is stored)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from enum import Enum
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class FailureCategory(str, Enum):
+    """The closed set of failure categories detected by rules (design section 2)."""
+
+    loop = "loop"
+    step_limit = "step_limit"
+    timeout = "timeout"
+    captcha_or_bot_wall = "captcha_or_bot_wall"
+    login_wall = "login_wall"
+    consent_or_overlay = "consent_or_overlay"
+    element_not_found = "element_not_found"
+    navigation_error = "navigation_error"
+    http_error = "http_error"
+    wrong_answer = "wrong_answer"
+    other = "other"
+
+
+LabelSource = Literal["self_report", "judge", "human", "benchmark"]
+Source = Literal["self", "seed", "import"]
+
+_STRICT = ConfigDict(extra="ignore", allow_inf_nan=False, str_strip_whitespace=False)
+
+
+class ActionCall(BaseModel):
+    """An action given as an object; rendered to `name(arg, ...)`."""
+
+    model_config = _STRICT
+    name: str = Field(min_length=1)
+    args: list[Any] | dict[str, Any] = Field(default_factory=list)
+
+    def render(self) -> str:
+        if isinstance(self.args, dict):
+            inner = ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in self.args.items())
+        else:
+            inner = ", ".join(json.dumps(v, ensure_ascii=False) for v in self.args)
+        return f"{self.name}({inner})"
+
+
+class Step(BaseModel):
+    """One agent action and what it led to; `error` set means the step failed."""
+
+    model_config = _STRICT
+    url: str | None = None
+    observation: str | None = None
+    thought: str | None = None
+    action: str
+    error: str | None = None
+    reward: float | None = None
+    ts: datetime | None = None
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _render_action(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return ActionCall.model_validate(value).render()
+        return value
+
+    @field_validator("action")
+    @classmethod
+    def _non_empty_action(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("action must be a non-empty string")
+        return value
+
+    @property
+    def failed(self) -> bool:
+        """True when the step reported an error or a negative reward."""
+        return bool(self.error) or (self.reward is not None and self.reward < 0)
+
+
+class Outcome(BaseModel):
+    """How a run ended and who said so."""
+
+    model_config = _STRICT
+    success: bool | None = None
+    label_source: LabelSource = "self_report"
+    status: str | None = None
+
+
+def domain_of(url: str | None) -> str | None:
+    """Host of `url` without `www.` and port, lower-cased; None when there is no host."""
+    if not url:
+        return None
+    text = url.strip()
+    if "://" not in text:
+        text = "http://" + text
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return None
+    if not host or "." not in host:
+        return None
+    host = host.lower().rstrip(".")
+    return host[4:] if host.startswith("www.") else host
+
+
+class Trajectory(BaseModel):
+    """A finished (or partial) run as an agent posts it."""
+
+    model_config = _STRICT
+    task: str = Field(min_length=1)
+    steps: list[Step]
+    outcome: Outcome = Field(default_factory=Outcome)
+    start_url: str | None = None
+    domain: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    task_id: str | None = None
+    source: Source = "self"
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("task")
+    @classmethod
+    def _task_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("task must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _derive_domain(self) -> Trajectory:
+        if self.domain:
+            self.domain = domain_of(self.domain) or self.domain.strip().lower()
+        else:
+            urls = [self.start_url] + [s.url for s in self.steps]
+            self.domain = next((d for d in map(domain_of, urls) if d), None)
+        return self
+
+    @property
+    def actions(self) -> list[str]:
+        return [s.action for s in self.steps]
+
+
+class Episode(BaseModel):
+    """A condensed trajectory: what is stored as one row and one vector."""
+
+    namespace: str = "default"
+    trajectory_hash: str
+    task: str
+    domain: str | None
+    url_pattern: str | None
+    summary: str
+    embed_text: str
+    success: bool | None
+    label_source: LabelSource
+    status: str | None = None
+    trust: float
+    error_patterns: list[str]
+    failure_categories: list[FailureCategory]
+    n_steps: int
+    actions: list[str]
+    agent: str | None = None
+    model: str | None = None
+    task_id: str | None = None
+    source: Source = "self"
+    tags: dict[str, str] = Field(default_factory=dict)
+    trajectory: Trajectory

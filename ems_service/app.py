@@ -1,0 +1,102 @@
+"""create_app(settings): the FastAPI application, its error handlers and lifespan."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ems_service.config import Settings
+from ems_service.embeddings import Embedder
+from ems_service.errors import EMSError
+from ems_service.middleware import RequestContext
+from ems_service.runtime import Runtime
+
+logger = logging.getLogger(__name__)
+
+
+def _request_id(request: Request) -> str:
+    return request.scope.get("state", {}).get("request_id", "-")
+
+
+def error_response(request: Request, status: int, error: str, detail: str) -> JSONResponse:
+    return JSONResponse({"error": error, "detail": detail, "request_id": _request_id(request)}, status_code=status)
+
+
+def _describe(exc: RequestValidationError) -> tuple[int, str, str]:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        msg = next(e for e in errors if e.get("type") == "json_invalid").get("ctx", {}).get("error", "")
+        return 400, "MalformedJSON", f"request body is not valid JSON: {msg}".rstrip(": ")
+    parts = []
+    for err in errors[:8]:
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{loc}: {err.get('msg')}")
+    if len(errors) > 8:
+        parts.append(f"and {len(errors) - 8} more")
+    return 422, "ValidationFailed", "; ".join(parts)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every error leaves as `{error, detail, request_id}`."""
+
+    @app.exception_handler(EMSError)
+    async def _ems(request: Request, exc: EMSError) -> JSONResponse:
+        return error_response(request, exc.status_code, exc.name, exc.detail)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        status, name, detail = _describe(exc)
+        return error_response(request, status, name, detail)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if request.scope.get("state", {}).get("body_too_large"):
+            return error_response(request, 413, "LimitExceeded", "request body too large (EMS_LIMITS__MAX_BODY_BYTES)")
+        names = {404: "NotFound", 405: "MethodNotAllowed", 400: "BadRequest"}
+        return error_response(request, exc.status_code, names.get(exc.status_code, "HTTPError"), str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path, exc_info=exc)
+        return error_response(request, 500, "InternalError", "unexpected error; see the server log for this request id")
+
+
+def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastAPI:
+    """The service as an ASGI app; the runtime is built at start-up (lifespan)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime(settings, embedder=embedder).start()
+        app.state.runtime = runtime
+        try:
+            yield
+        finally:
+            runtime.close()
+
+    from ems_service.routes import episodes, search, system
+
+    app = FastAPI(
+        title="WebCoach EMS",
+        version="0.1.0",
+        description="Episodic memory and coaching for fleets of web agents.",
+        lifespan=lifespan,
+        responses={400: {"model": dict}, 413: {"model": dict}, 422: {"model": dict}},
+    )
+    install_error_handlers(app)
+    app.include_router(system.router)
+    app.include_router(episodes.router)
+    app.include_router(search.router)
+    app.add_middleware(RequestContext, max_body_bytes=settings.limits.max_body_bytes)
+    app.state.settings = settings
+    return app
+
+
+def dumps(obj: object) -> str:
+    return json.dumps(obj, ensure_ascii=False)

@@ -1,0 +1,156 @@
+"""The `webcoach` command line: serve, ingest, search, stats, db upgrade."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ems_service.config import Settings
+from ems_service.logs import configure_logging
+
+app = typer.Typer(help="WebCoach EMS: episodic memory and coaching for web agents.", no_args_is_help=True)
+db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+console = Console(stderr=True)
+logger = logging.getLogger("ems_service.cli")
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    configure_logging(settings.log_level, json_logs=settings.json_logs)
+    return settings
+
+
+def _is_sqlite(url: str) -> bool:
+    return url.startswith("sqlite")
+
+
+@db_app.command("upgrade")
+def db_upgrade(revision: str = typer.Argument("head", help="target revision")) -> None:
+    """Apply the Alembic migrations to EMS_DATABASE_URL."""
+    from ems_service.db import upgrade
+
+    settings = _settings()
+    upgrade(settings.database_url, revision)
+    console.print(f"database at {revision}")
+
+
+@app.command()
+def serve(
+    host: str | None = typer.Option(None, help="bind address (default EMS_HOST, 127.0.0.1)"),
+    port: int | None = typer.Option(None, help="port (default EMS_PORT, 8080)"),
+    migrate: bool = typer.Option(True, help="upgrade an embedded SQLite database before serving"),
+) -> None:
+    """Serve the REST API (OpenAPI at /docs)."""
+    import uvicorn
+
+    from ems_service.app import create_app
+    from ems_service.db import upgrade
+
+    settings = _settings()
+    if migrate and _is_sqlite(settings.database_url):
+        upgrade(settings.database_url)
+    host = host or settings.host
+    port = port or settings.port
+    logger.info("serving on http://%s:%d (namespace 'default'; data in %s)", host, port, settings.data_dir)
+    uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console)
+
+
+@app.command()
+def ingest(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="trajectories, JSON Lines"),
+    namespace: str = typer.Option("default", help="namespace to store into"),
+    batch_size: int = typer.Option(64, min=1, help="episodes per embedding batch"),
+    source: str = typer.Option("import", help="source of the runs: self, seed or import"),
+) -> None:
+    """Load finished runs from JSON Lines files, with a progress bar and a summary."""
+    from ems_service.dataset import read_jsonl
+    from ems_service.runtime import Runtime
+
+    settings = _settings()
+    runtime = Runtime(settings).start(background=False)
+    inserted = deduplicated = 0
+    rejected: list[tuple[str, int, str]] = []
+    try:
+        for path in files:
+            lines = list(read_jsonl(path, source=source))
+            with _progress() as progress:
+                task = progress.add_task(path.name, total=len(lines))
+                for start in range(0, len(lines), batch_size):
+                    chunk = lines[start : start + batch_size]
+                    good = [ln for ln in chunk if ln.trajectory is not None]
+                    rejected += [(path.name, ln.number, ln.error or "") for ln in chunk if ln.trajectory is None]
+                    results = runtime.memory.ingest(namespace=namespace, trajectories=[ln.trajectory for ln in good])
+                    for ln, res in zip(good, results, strict=True):
+                        if res.error:
+                            rejected.append((path.name, ln.number, res.error))
+                        elif res.deduplicated:
+                            deduplicated += 1
+                        else:
+                            inserted += 1
+                    progress.advance(task, len(chunk))
+    finally:
+        runtime.close()
+    console.print(f"inserted {inserted}, deduplicated {deduplicated}, rejected {len(rejected)}")
+    for name, number, reason in rejected[:50]:
+        console.print(f"  {name}:{number}: {reason}")
+    if len(rejected) > 50:
+        console.print(f"  ... and {len(rejected) - 50} more")
+
+
+@app.command()
+def search(
+    text: str = typer.Argument(..., help="what to look for"),
+    k: int = typer.Option(5, min=1),
+    domain: str | None = typer.Option(None),
+    namespace: str = typer.Option("default"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Search stored episodes by similarity."""
+    from ems_service.runtime import Runtime
+
+    runtime = Runtime(_settings()).start(background=False)
+    try:
+        hits = runtime.memory.search(namespace=namespace, text=text, k=k, domain=domain, touch=False)
+    finally:
+        runtime.close()
+    if as_json:
+        typer.echo(json.dumps([{"id": h.record.id, "similarity": round(h.similarity, 4), "domain": h.record.domain,
+                                "task": h.record.task, "success": h.record.success} for h in hits], indent=2))
+        return
+    table = Table("id", "sim", "domain", "success", "task")
+    for h in hits:
+        table.add_row(str(h.record.id), f"{h.similarity:.3f}", h.record.domain or "", str(h.record.success),
+                      h.record.task[:80])
+    Console().print(table)
+
+
+@app.command()
+def stats(namespace: str = typer.Option("default")) -> None:
+    """Counts for a namespace."""
+    from ems_service.runtime import Runtime
+
+    runtime = Runtime(_settings()).start(background=False)
+    try:
+        typer.echo(json.dumps(runtime.memory.stats(namespace=namespace), indent=2))
+    finally:
+        runtime.close()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

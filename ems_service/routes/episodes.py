@@ -1,0 +1,100 @@
+"""Episodes: ingest (one or a batch), read, list, delete."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Query, Response
+from pydantic import ValidationError
+
+from condenser import Trajectory
+from ems_service.auth import namespace_of
+from ems_service.dataset import describe_validation_error
+from ems_service.errors import BadRequest, LimitExceeded
+from ems_service.routes.deps import runtime
+from ems_service.runtime import Runtime
+from ems_service.schemas import (
+    BatchItem,
+    BatchRequest,
+    BatchResponse,
+    EpisodeCreate,
+    EpisodePage,
+    EpisodeRead,
+    IngestResponse,
+)
+from ems_service.store import EpisodeFilter, unpack_trajectory
+
+router = APIRouter(prefix="/v1", tags=["episodes"])
+
+
+@router.post("/episodes", status_code=201, response_model=IngestResponse)
+def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtime),
+           namespace: str = Depends(namespace_of)) -> IngestResponse:
+    """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat)."""
+    rt.memory.check_limits(body)
+    result = rt.memory.ingest(namespace=namespace, trajectories=[body])[0]
+    if result.error:
+        raise LimitExceeded(result.error)
+    if result.deduplicated:
+        response.status_code = 200
+    return IngestResponse(id=result.id, deduplicated=result.deduplicated)
+
+
+@router.post("/episodes:batch", response_model=BatchResponse)
+def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
+                 namespace: str = Depends(namespace_of)) -> BatchResponse:
+    """Store many trajectories (embedded in one batch); one bad item does not sink the others."""
+    if len(body.episodes) > rt.settings.limits.max_batch:
+        raise LimitExceeded(
+            f"batch has {len(body.episodes)} episodes; the limit is {rt.settings.limits.max_batch} (EMS_LIMITS__MAX_BATCH)"
+        )
+    items: list[BatchItem | None] = [None] * len(body.episodes)
+    valid: list[tuple[int, Trajectory]] = []
+    for i, raw in enumerate(body.episodes):
+        try:
+            valid.append((i, Trajectory.model_validate(raw)))
+        except ValidationError as exc:
+            items[i] = BatchItem(error=describe_validation_error(exc))
+    results = rt.memory.ingest(namespace=namespace, trajectories=[t for _, t in valid])
+    for (i, _), res in zip(valid, results, strict=True):
+        items[i] = BatchItem(error=res.error) if res.error else BatchItem(id=res.id, deduplicated=res.deduplicated)
+    return BatchResponse(results=[it for it in items if it is not None])
+
+
+@router.get("/episodes/{episode_id}", response_model=EpisodeRead)
+def get_episode(episode_id: int, include_trajectory: bool = False, rt: Runtime = Depends(runtime),
+                namespace: str = Depends(namespace_of)) -> EpisodeRead:
+    """One episode; `include_trajectory=true` adds the stored (redacted) raw trajectory."""
+    record = rt.memory.get(namespace=namespace, episode_id=episode_id)
+    trajectory = unpack_trajectory(record.trajectory).model_dump(mode="json") if include_trajectory else None
+    return EpisodeRead.of(record, trajectory=trajectory)
+
+
+@router.get("/episodes", response_model=EpisodePage)
+def list_episodes(
+    domain: str | None = None,
+    success: bool | None = None,
+    source: str | None = Query(None, pattern="^(self|seed|import)$"),
+    cursor: str | None = Query(None, description="next_cursor of the previous page"),
+    limit: int = Query(50, ge=1),
+    rt: Runtime = Depends(runtime),
+    namespace: str = Depends(namespace_of),
+) -> EpisodePage:
+    """Episodes in id order, filtered, one page at a time."""
+    if limit > rt.settings.limits.max_page:
+        raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
+    after = None
+    if cursor is not None:
+        if not cursor.isdigit():
+            raise BadRequest("cursor must be the next_cursor value of a previous page")
+        after = int(cursor)
+    records = rt.memory.list(namespace=namespace, flt=EpisodeFilter(domain, success, source), cursor=after,
+                             limit=limit + 1)
+    page = records[:limit]
+    next_cursor = str(page[-1].id) if len(records) > limit else None
+    return EpisodePage(items=[EpisodeRead.of(r) for r in page], next_cursor=next_cursor)
+
+
+@router.delete("/episodes/{episode_id}", status_code=204)
+def delete_episode(episode_id: int, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Response:
+    """Delete an episode's row and vector."""
+    rt.memory.delete(namespace=namespace, episode_id=episode_id)
+    return Response(status_code=204)

@@ -1,0 +1,69 @@
+"""Runtime: builds the store, embedder, indexes and services once, and runs their maintenance loop."""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from ems_service.config import Settings
+from ems_service.db import check_schema
+from ems_service.embeddings import Embedder
+from ems_service.index import set_threads
+from ems_service.service import MemoryService
+from ems_service.store import Store
+from ems_service.vectors import VectorMemory
+
+logger = logging.getLogger(__name__)
+
+
+class Runtime:
+    """Everything one process needs; `create_app` and the CLI share it."""
+
+    def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.store = Store(settings.database_url)
+        check_schema(self.store.engine)
+        set_threads(settings.index.faiss_threads)
+        self.embedder = embedder or Embedder(
+            settings.embedder.model_path, batch_size=settings.embedder.batch_size, device=settings.embedder.device
+        )
+        self.vectors = VectorMemory(
+            self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension
+        )
+        self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.ready = False
+
+    def start(self, *, background: bool = True) -> Runtime:
+        """Open every namespace's index (snapshot + catch-up, or rebuild) and start maintenance."""
+        self.vectors.open_all()
+        if background:
+            self._thread = threading.Thread(target=self._loop, name="ems-maintenance", daemon=True)
+            self._thread.start()
+        self.ready = True
+        return self
+
+    def maintain(self) -> None:
+        """One round of background work: flush retrieval counts, write changed index snapshots."""
+        self.memory.flush_touches()
+        self.vectors.snapshot()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.settings.index.snapshot_every_s):
+            try:
+                self.maintain()
+            except Exception:  # noqa: BLE001 - maintenance must survive a passing database outage
+                logger.exception("maintenance round failed")
+
+    def close(self) -> None:
+        """Stop maintenance, flush and snapshot, release the database."""
+        self.ready = False
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        try:
+            self.maintain()
+        except Exception:  # noqa: BLE001 - closing must not raise on a dead database
+            logger.exception("final maintenance failed")
+        self.store.close()

@@ -1,0 +1,112 @@
+"""API models (wire format /v1): requests and responses of the REST routes."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from condenser import Trajectory
+from ems_service.tables import EpisodeRecord
+
+EpisodeCreate = Trajectory
+
+
+class IngestResponse(BaseModel):
+    id: int
+    deduplicated: bool
+
+
+class BatchRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"example": {"episodes": [{"task": "...", "steps": []}]}})
+    episodes: list[dict[str, Any]] = Field(description="trajectories; each is validated on its own")
+
+
+class BatchItem(BaseModel):
+    id: int | None = None
+    deduplicated: bool | None = None
+    error: str | None = None
+
+
+class BatchResponse(BaseModel):
+    results: list[BatchItem]
+
+
+class EpisodeRead(BaseModel):
+    id: int
+    task: str
+    domain: str | None
+    url_pattern: str | None
+    summary: str
+    success: bool | None
+    label_source: str
+    status: str | None
+    trust: float
+    error_patterns: list[str]
+    failure_categories: list[str]
+    n_steps: int
+    agent: str | None
+    model: str | None
+    task_id: str | None
+    source: str
+    tags: dict[str, str]
+    created_at: datetime
+    last_retrieved_at: datetime | None
+    retrieval_count: int
+    seen_count: int
+    embedding_model: str
+    trajectory: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, record: EpisodeRecord, *, trajectory: dict[str, Any] | None = None) -> EpisodeRead:
+        fields = {name: getattr(record, name) for name in cls.model_fields if name != "trajectory"}
+        return cls(**fields, trajectory=trajectory)
+
+
+class EpisodePage(BaseModel):
+    items: list[EpisodeRead]
+    next_cursor: str | None
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    text: str | None = Field(None, min_length=1)
+    trajectory: Trajectory | None = None
+    k: int = Field(5, ge=1)
+    domain: str | None = None
+    success: bool | None = None
+    exclude_task_id: str | None = None
+    min_similarity: float | None = Field(None, ge=-1, le=1)
+
+    @model_validator(mode="after")
+    def _one_query(self) -> SearchRequest:
+        if (self.text is None) == (self.trajectory is None):
+            raise ValueError("give exactly one of `text` or `trajectory`")
+        return self
+
+
+class SearchResult(BaseModel):
+    id: int
+    similarity: float
+    domain: str | None
+    task: str
+    success: bool | None
+    summary: str
+    label_source: str
+    trust: float
+    n_steps: int
+    failure_categories: list[str]
+    error_patterns: list[str]
+    task_id: str | None
+    source: str
+
+
+class SearchResponse(BaseModel):
+    results: list[SearchResult]
+
+
+class ErrorBody(BaseModel):
+    error: str
+    detail: str
+    request_id: str

@@ -1,0 +1,253 @@
+"""MemoryService: the use cases of the episodic memory (ingest, search, get, list, delete, evict, stats)."""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from condenser import Episode, Trajectory, condense, domain_of, embed_text
+from ems_service.config import Settings
+from ems_service.embeddings import Embedder
+from ems_service.errors import EpisodeNotFound, LimitExceeded
+from ems_service.store import EpisodeFilter, IndexRow, Store, utcnow
+from ems_service.tables import EpisodeRecord
+from ems_service.vectors import VectorMemory
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    id: int | None
+    deduplicated: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    record: EpisodeRecord
+    similarity: float
+
+
+class MemoryService:
+    """Condense -> embed -> commit -> index; the index changes only after the commit succeeded."""
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder,
+        vectors: VectorMemory,
+        summarize_fn: Callable[[str], str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.embedder = embedder
+        self.vectors = vectors
+        self.summarize_fn = summarize_fn
+        self._evict_lock = threading.Lock()
+        self._touch_lock = threading.Lock()
+        self._touches: dict[str, Counter[int]] = {}
+        self.on_ingest: list[Callable[[str, int], None]] = []
+
+    # -- validation -----------------------------------------------------------------------------------------
+
+    def check_limits(self, trajectory: Trajectory) -> None:
+        """Raise LimitExceeded naming the limit a trajectory breaks."""
+        limits = self.settings.limits
+        if len(trajectory.steps) > limits.max_steps:
+            raise LimitExceeded(
+                f"trajectory has {len(trajectory.steps)} steps; the limit is {limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
+            )
+        if len(trajectory.task) > limits.max_task_chars:
+            raise LimitExceeded(
+                f"task has {len(trajectory.task)} characters; the limit is {limits.max_task_chars} "
+                "(EMS_LIMITS__MAX_TASK_CHARS)"
+            )
+        for i, step in enumerate(trajectory.steps):
+            for name in ("url", "observation", "thought", "action", "error"):
+                value = getattr(step, name)
+                if value is not None and len(value) > limits.max_field_chars:
+                    raise LimitExceeded(
+                        f"steps.{i}.{name} has {len(value)} characters; the limit is {limits.max_field_chars} "
+                        "(EMS_LIMITS__MAX_FIELD_CHARS)"
+                    )
+
+    def check_query(self, *, text: str | None, k: int) -> None:
+        """Raise LimitExceeded for an oversized query text or k."""
+        limits = self.settings.limits
+        if k > limits.max_k:
+            raise LimitExceeded(f"k={k} exceeds the limit {limits.max_k} (EMS_LIMITS__MAX_K)")
+        if text is not None and len(text) > limits.max_field_chars:
+            raise LimitExceeded(
+                f"text has {len(text)} characters; the limit is {limits.max_field_chars} (EMS_LIMITS__MAX_FIELD_CHARS)"
+            )
+
+    # -- ingest ---------------------------------------------------------------------------------------------
+
+    def ingest(self, *, namespace: str, trajectories: list[Trajectory]) -> list[IngestResult]:
+        """Store finished runs (deduplicated), then index them and evict over capacity."""
+        results: list[IngestResult | None] = [None] * len(trajectories)
+        episodes: list[tuple[int, Episode]] = []
+        for i, traj in enumerate(trajectories):
+            try:
+                self.check_limits(traj)
+            except LimitExceeded as exc:
+                results[i] = IngestResult(None, False, exc.detail)
+                continue
+            episodes.append((i, condense(traj, namespace=namespace, summarize_fn=self.summarize_fn)))
+
+        existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes])
+        fresh: dict[str, tuple[list[int], Episode]] = {}
+        dup_ids: list[int] = []
+        for i, ep in episodes:
+            if ep.trajectory_hash in existing:
+                results[i] = IngestResult(existing[ep.trajectory_hash], True)
+                dup_ids.append(existing[ep.trajectory_hash])
+            elif ep.trajectory_hash in fresh:
+                fresh[ep.trajectory_hash][0].append(i)
+            else:
+                fresh[ep.trajectory_hash] = ([i], ep)
+
+        if fresh:
+            new = list(fresh.values())
+            vectors = self.embedder.embed([ep.embed_text for _, ep in new])
+            ids = self._insert([ep for _, ep in new], vectors, namespace)
+            rows = []
+            for (positions, ep), new_id, vec in zip(new, ids, vectors, strict=True):
+                results[positions[0]] = IngestResult(new_id, False)
+                for extra in positions[1:]:
+                    results[extra] = IngestResult(new_id, True)
+                    dup_ids.append(new_id)
+                rows.append(IndexRow(new_id, vec, ep.domain, ep.success, ep.task_id))
+            self.vectors.add(namespace, rows)
+        self.store.bump_seen(namespace, dup_ids)
+        inserted = len(fresh)
+        logger.info("ingest %s: %d inserted, %d deduplicated, %d rejected", namespace, inserted, len(dup_ids),
+                    sum(1 for r in results if r and r.error))
+        if inserted:
+            self.evict_if_needed(namespace)
+            for hook in self.on_ingest:
+                hook(namespace, inserted)
+        return [r for r in results if r is not None]
+
+    def _insert(self, episodes: list[Episode], vectors: np.ndarray, namespace: str) -> list[int]:
+        from sqlalchemy.exc import IntegrityError
+
+        try:
+            return self.store.insert_episodes(episodes, vectors, self.embedder.name)
+        except IntegrityError:
+            # A concurrent writer stored one of these hashes first: insert one by one, keeping its id.
+            ids = []
+            for ep, vec in zip(episodes, vectors, strict=True):
+                try:
+                    ids.extend(self.store.insert_episodes([ep], vec[None, :], self.embedder.name))
+                except IntegrityError:
+                    ids.append(self.store.find_by_hashes(namespace, [ep.trajectory_hash])[ep.trajectory_hash])
+            return ids
+
+    # -- eviction -------------------------------------------------------------------------------------------
+
+    def evict_if_needed(self, namespace: str) -> list[int]:
+        """Evict a batch (EMS_INDEX__EVICT_FRACTION of capacity) when the namespace is over capacity."""
+        cfg = self.settings.index
+        with self._evict_lock:
+            count = self.store.count(namespace)
+            if count <= cfg.capacity:
+                return []
+            n = min(count, max(count - cfg.capacity, math.ceil(cfg.capacity * cfg.evict_fraction)))
+            self.flush_touches()
+            victims = self.store.eviction_candidates(namespace, n, cfg.eviction_policy)
+            deleted = self.store.delete(namespace, victims, reason=f"evict:{cfg.eviction_policy}")
+            self.vectors.remove(namespace, deleted)
+        logger.info("eviction %s: %d episodes evicted (%s), %d remain", namespace, len(deleted),
+                    cfg.eviction_policy, count - len(deleted))
+        return deleted
+
+    # -- read -----------------------------------------------------------------------------------------------
+
+    def get(self, *, namespace: str, episode_id: int) -> EpisodeRecord:
+        record = self.store.get(namespace, episode_id)
+        if record is None:
+            raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")
+        return record
+
+    def list(self, *, namespace: str, flt: EpisodeFilter, cursor: int | None, limit: int) -> list[EpisodeRecord]:
+        return self.store.list(namespace, flt, after_id=cursor, limit=limit)
+
+    def delete(self, *, namespace: str, episode_id: int) -> None:
+        deleted = self.store.delete(namespace, [episode_id], reason="api")
+        if not deleted:
+            raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")
+        self.vectors.remove(namespace, deleted)
+
+    def query_text(self, *, text: str | None = None, trajectory: Trajectory | None = None) -> str:
+        """The text embedded for a search: given text, or a (partial) run rendered like an episode."""
+        if trajectory is not None:
+            return embed_text(trajectory.task, trajectory.domain, trajectory.actions)
+        return text or ""
+
+    def search_vector(
+        self,
+        *,
+        namespace: str,
+        vector: np.ndarray,
+        k: int,
+        domain: str | None = None,
+        success: bool | None = None,
+        exclude_task_id: str | None = None,
+        min_similarity: float | None = None,
+        touch: bool = True,
+    ) -> list[SearchHit]:
+        """Nearest stored episodes of `vector`, filtered, with their rows."""
+        if k > self.settings.limits.max_k:
+            raise LimitExceeded(f"k={k} exceeds the limit {self.settings.limits.max_k} (EMS_LIMITS__MAX_K)")
+        dom = domain_of(domain) or domain.lower() if domain else None
+        hits = self.vectors.namespace(namespace).search(
+            vector, k, domain=dom, success=success, exclude_task_id=exclude_task_id
+        )
+        if min_similarity is not None:
+            hits = [h for h in hits if h.score >= min_similarity]
+        records = self.store.get_many(namespace, [h.id for h in hits])
+        out = [SearchHit(records[h.id], h.score) for h in hits if h.id in records]
+        if touch and out:
+            with self._touch_lock:
+                self._touches.setdefault(namespace, Counter()).update(h.record.id for h in out)
+        return out
+
+    def search(self, *, namespace: str, text: str | None = None, trajectory: Trajectory | None = None,
+               k: int = 5, **filters: object) -> list[SearchHit]:
+        """Embed the query and search (see search_vector)."""
+        vector = self.embedder.embed([self.query_text(text=text, trajectory=trajectory)])[0]
+        return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]
+
+    def flush_touches(self) -> None:
+        """Write buffered retrieval counts (kept off the request path)."""
+        with self._touch_lock:
+            pending, self._touches = self._touches, {}
+        now = utcnow()
+        for ns, hits in pending.items():
+            self.store.touch(ns, dict(hits), now)
+
+    def stats(self, *, namespace: str) -> dict:
+        stats = self.store.stats(namespace)
+        index = self.vectors.namespace(namespace)
+        stats.update(
+            {
+                "namespace": namespace,
+                "index_size": len(index),
+                "index_type": "IndexIDMap2(IndexFlatIP)",
+                "capacity": self.settings.index.capacity,
+                "eviction_policy": self.settings.index.eviction_policy,
+                "embedding_model": self.embedder.name,
+                "dimension": self.embedder.dimension,
+            }
+        )
+        return stats

@@ -1,0 +1,333 @@
+"""The SQL store: episodes, the deletion change log and events. The database is the truth."""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import numpy as np
+from sqlalchemy import Engine, delete, func, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+
+from condenser import Episode, Trajectory
+from ems_service.db import make_engine
+from ems_service.errors import StoreUnavailable
+from ems_service.tables import DeletionRecord, EpisodeRecord, EventRecord
+
+logger = logging.getLogger(__name__)
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def pack_trajectory(trajectory: Trajectory) -> bytes:
+    return zlib.compress(trajectory.model_dump_json(exclude_none=True).encode("utf-8"), 6)
+
+
+def unpack_trajectory(blob: bytes) -> Trajectory:
+    return Trajectory.model_validate_json(zlib.decompress(blob))
+
+
+@dataclass(frozen=True)
+class IndexRow:
+    """What the index needs of an episode: its vector and the fields search filters on."""
+
+    id: int
+    vector: np.ndarray
+    domain: str | None
+    success: bool | None
+    task_id: str | None
+
+
+@dataclass(frozen=True)
+class EpisodeFilter:
+    domain: str | None = None
+    success: bool | None = None
+    source: str | None = None
+
+
+class Store:
+    """Repository over the SQL database; every method is one short transaction."""
+
+    def __init__(self, url: str, *, engine: Engine | None = None) -> None:
+        self.url = url
+        self.engine = engine or make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A transaction; database outages become StoreUnavailable (503)."""
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except IntegrityError:
+            raise
+        except (OperationalError, DBAPIError) as exc:
+            raise StoreUnavailable(f"database unavailable: {type(exc.orig).__name__ if exc.orig else exc}") from exc
+
+    def ping(self) -> None:
+        with self.session() as s:
+            s.execute(select(1))
+
+    # -- episodes -------------------------------------------------------------------------------------------
+
+    def find_by_hashes(self, namespace: str, hashes: list[str]) -> dict[str, int]:
+        if not hashes:
+            return {}
+        with self.session() as s:
+            rows = s.execute(
+                select(EpisodeRecord.trajectory_hash, EpisodeRecord.id).where(
+                    EpisodeRecord.namespace == namespace, EpisodeRecord.trajectory_hash.in_(hashes)
+                )
+            )
+            return {h: i for h, i in rows}
+
+    def bump_seen(self, namespace: str, ids: list[int]) -> None:
+        """Count repeat posts of already stored episodes and record the dedup events."""
+        if not ids:
+            return
+        now = utcnow()
+        with self.session() as s:
+            s.execute(
+                update(EpisodeRecord)
+                .where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+                .values(seen_count=EpisodeRecord.seen_count + 1)
+            )
+            s.add_all(
+                EventRecord(namespace=namespace, type="episode_deduplicated", data={"episode_id": i}, created_at=now)
+                for i in ids
+            )
+
+    def insert_episodes(
+        self, episodes: list[Episode], vectors: np.ndarray, model_name: str
+    ) -> list[int]:
+        """Insert new episodes in one transaction; returns their ids in order."""
+        now = utcnow()
+        records = [
+            EpisodeRecord(
+                namespace=ep.namespace,
+                trajectory_hash=ep.trajectory_hash,
+                task=ep.task,
+                domain=ep.domain,
+                url_pattern=ep.url_pattern,
+                summary=ep.summary,
+                embed_text=ep.embed_text,
+                success=ep.success,
+                label_source=ep.label_source,
+                status=ep.status,
+                trust=ep.trust,
+                error_patterns=ep.error_patterns,
+                failure_categories=[c.value for c in ep.failure_categories],
+                n_steps=ep.n_steps,
+                actions=ep.actions,
+                agent=ep.agent,
+                model=ep.model,
+                task_id=ep.task_id,
+                source=ep.source,
+                tags=ep.tags,
+                created_at=now,
+                retrieval_count=0,
+                seen_count=1,
+                embedding=np.ascontiguousarray(vec, dtype=np.float32).tobytes(),
+                embedding_model=model_name,
+                embedding_dim=int(vec.shape[0]),
+                trajectory=pack_trajectory(ep.trajectory),
+            )
+            for ep, vec in zip(episodes, vectors, strict=True)
+        ]
+        with self.session() as s:
+            s.add_all(records)
+            s.flush()
+            return [r.id for r in records]
+
+    def get(self, namespace: str, episode_id: int) -> EpisodeRecord | None:
+        with self.session() as s:
+            return s.scalar(
+                select(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id == episode_id)
+            )
+
+    def get_many(self, namespace: str, ids: list[int]) -> dict[int, EpisodeRecord]:
+        if not ids:
+            return {}
+        with self.session() as s:
+            rows = s.scalars(
+                select(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+            )
+            return {r.id: r for r in rows}
+
+    def list(self, namespace: str, flt: EpisodeFilter, *, after_id: int | None, limit: int) -> list[EpisodeRecord]:
+        """Episodes in id order after the cursor `after_id`."""
+        q = select(EpisodeRecord).where(EpisodeRecord.namespace == namespace)
+        if flt.domain is not None:
+            q = q.where(EpisodeRecord.domain == flt.domain)
+        if flt.success is not None:
+            q = q.where(EpisodeRecord.success == flt.success)
+        if flt.source is not None:
+            q = q.where(EpisodeRecord.source == flt.source)
+        if after_id is not None:
+            q = q.where(EpisodeRecord.id > after_id)
+        with self.session() as s:
+            return list(s.scalars(q.order_by(EpisodeRecord.id).limit(limit)))
+
+    def delete(self, namespace: str, ids: list[int], *, reason: str) -> list[int]:
+        """Delete rows, log each deletion (for index catch-up) and record events; returns the deleted ids."""
+        if not ids:
+            return []
+        now = utcnow()
+        with self.session() as s:
+            found = list(
+                s.scalars(
+                    select(EpisodeRecord.id).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+                )
+            )
+            if not found:
+                return []
+            s.execute(delete(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(found)))
+            s.add_all(
+                DeletionRecord(namespace=namespace, episode_id=i, reason=reason, deleted_at=now) for i in found
+            )
+            event_type = "episode_evicted" if reason.startswith("evict") else "episode_deleted"
+            s.add(EventRecord(namespace=namespace, type=event_type,
+                              data={"episode_ids": found, "count": len(found), "reason": reason}, created_at=now))
+        return found
+
+    def count(self, namespace: str) -> int:
+        with self.session() as s:
+            return int(s.scalar(select(func.count()).where(EpisodeRecord.namespace == namespace)) or 0)
+
+    def namespaces(self) -> list[str]:
+        with self.session() as s:
+            return sorted(s.scalars(select(EpisodeRecord.namespace).distinct()))
+
+    def eviction_candidates(self, namespace: str, n: int, policy: str) -> list[int]:
+        """The `n` episodes to evict: oldest first (fifo) or least recently retrieved first (lru)."""
+        q = select(EpisodeRecord.id).where(EpisodeRecord.namespace == namespace)
+        if policy == "lru":
+            last = func.coalesce(EpisodeRecord.last_retrieved_at, EpisodeRecord.created_at)
+            q = q.order_by(last, EpisodeRecord.id)
+        else:
+            q = q.order_by(EpisodeRecord.id)
+        with self.session() as s:
+            return list(s.scalars(q.limit(n)))
+
+    def touch(self, namespace: str, hits: dict[int, int], when: datetime) -> None:
+        """Record retrievals (count per id) for LRU eviction and usage statistics."""
+        if not hits:
+            return
+        with self.session() as s:
+            for count, ids in _group_by_value(hits).items():
+                s.execute(
+                    update(EpisodeRecord)
+                    .where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+                    .values(last_retrieved_at=when, retrieval_count=EpisodeRecord.retrieval_count + count)
+                )
+
+    # -- index feed -----------------------------------------------------------------------------------------
+
+    def iter_index_rows(self, namespace: str, *, after_id: int = 0, chunk: int = 20_000) -> Iterator[list[IndexRow]]:
+        """Stored vectors with their filter fields, in id order, in chunks (never re-embeds)."""
+        last = after_id
+        while True:
+            with self.session() as s:
+                rows = s.execute(
+                    select(
+                        EpisodeRecord.id, EpisodeRecord.embedding, EpisodeRecord.embedding_dim,
+                        EpisodeRecord.domain, EpisodeRecord.success, EpisodeRecord.task_id,
+                    )
+                    .where(EpisodeRecord.namespace == namespace, EpisodeRecord.id > last)
+                    .order_by(EpisodeRecord.id)
+                    .limit(chunk)
+                ).all()
+            if not rows:
+                return
+            yield [
+                IndexRow(r.id, np.frombuffer(r.embedding, dtype=np.float32, count=r.embedding_dim), r.domain,
+                         r.success, r.task_id)
+                for r in rows
+            ]
+            last = rows[-1].id
+
+    def embedding_models(self, namespace: str) -> list[tuple[str, int]]:
+        with self.session() as s:
+            return [
+                (m, d)
+                for m, d in s.execute(
+                    select(EpisodeRecord.embedding_model, EpisodeRecord.embedding_dim)
+                    .where(EpisodeRecord.namespace == namespace)
+                    .distinct()
+                )
+            ]
+
+    def max_deletion_seq(self, namespace: str) -> int:
+        with self.session() as s:
+            return int(s.scalar(select(func.max(DeletionRecord.seq)).where(DeletionRecord.namespace == namespace)) or 0)
+
+    def deletions_since(self, namespace: str, seq: int) -> list[tuple[int, int]]:
+        """(seq, episode_id) of deletions after `seq`."""
+        with self.session() as s:
+            return [
+                (q, e)
+                for q, e in s.execute(
+                    select(DeletionRecord.seq, DeletionRecord.episode_id)
+                    .where(DeletionRecord.namespace == namespace, DeletionRecord.seq > seq)
+                    .order_by(DeletionRecord.seq)
+                )
+            ]
+
+    # -- events and stats -----------------------------------------------------------------------------------
+
+    def record_event(self, namespace: str, type_: str, data: dict) -> None:
+        with self.session() as s:
+            s.add(EventRecord(namespace=namespace, type=type_, data=json.loads(json.dumps(data)), created_at=utcnow()))
+
+    def stats(self, namespace: str) -> dict:
+        with self.session() as s:
+            base = select(func.count(), func.sum(EpisodeRecord.seen_count - 1)).where(EpisodeRecord.namespace == namespace)
+            total, dedups = s.execute(base).one()
+            by_success = dict(
+                s.execute(
+                    select(EpisodeRecord.success, func.count())
+                    .where(EpisodeRecord.namespace == namespace)
+                    .group_by(EpisodeRecord.success)
+                ).all()
+            )
+            domains = s.scalar(
+                select(func.count(func.distinct(EpisodeRecord.domain))).where(EpisodeRecord.namespace == namespace)
+            )
+            evicted = s.scalar(
+                select(func.count()).select_from(DeletionRecord).where(
+                    DeletionRecord.namespace == namespace, DeletionRecord.reason.like("evict%")
+                )
+            )
+            deleted = s.scalar(
+                select(func.count()).select_from(DeletionRecord).where(
+                    DeletionRecord.namespace == namespace, DeletionRecord.reason == "api"
+                )
+            )
+        return {
+            "episodes": int(total or 0),
+            "successes": int(by_success.get(True, 0)),
+            "failures": int(by_success.get(False, 0)),
+            "unlabelled": int(by_success.get(None, 0)),
+            "domains": int(domains or 0),
+            "deduplicated": int(dedups or 0),
+            "evicted": int(evicted or 0),
+            "deleted": int(deleted or 0),
+        }
+
+
+def _group_by_value(hits: dict[int, int]) -> dict[int, list[int]]:
+    groups: dict[int, list[int]] = {}
+    for key, value in hits.items():
+        groups.setdefault(value, []).append(key)
+    return groups

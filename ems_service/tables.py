@@ -1,0 +1,103 @@
+"""SQLAlchemy table models (the schema itself is created only by the Alembic migrations)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+    Index,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# SQLite only autoincrements an INTEGER PRIMARY KEY; PostgreSQL gets a BIGINT identity.
+BigId = BigInteger().with_variant(Integer, "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class EpisodeRecord(Base):
+    """One condensed episode: one row, one vector. `id` is also the FAISS id."""
+
+    __tablename__ = "episodes"
+    __table_args__ = (
+        UniqueConstraint("namespace", "trajectory_hash", name="uq_episodes_namespace_hash"),
+        Index("ix_episodes_namespace_id", "namespace", "id"),
+        Index("ix_episodes_namespace_domain", "namespace", "domain"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    trajectory_hash: Mapped[str] = mapped_column(String(64))
+    task: Mapped[str] = mapped_column(Text)
+    domain: Mapped[str | None] = mapped_column(String(255))
+    url_pattern: Mapped[str | None] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    embed_text: Mapped[str] = mapped_column(Text)
+    success: Mapped[bool | None] = mapped_column(Boolean)
+    label_source: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str | None] = mapped_column(String(64))
+    trust: Mapped[float] = mapped_column(Float)
+    error_patterns: Mapped[list] = mapped_column(JSON)
+    failure_categories: Mapped[list] = mapped_column(JSON)
+    n_steps: Mapped[int] = mapped_column(Integer)
+    actions: Mapped[list] = mapped_column(JSON)
+    agent: Mapped[str | None] = mapped_column(String(255))
+    model: Mapped[str | None] = mapped_column(String(255))
+    task_id: Mapped[str | None] = mapped_column(String(255))
+    source: Mapped[str] = mapped_column(String(16))
+    tags: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_retrieved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    retrieval_count: Mapped[int] = mapped_column(Integer, default=0)
+    seen_count: Mapped[int] = mapped_column(Integer, default=1)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    embedding_model: Mapped[str] = mapped_column(String(255))
+    embedding_dim: Mapped[int] = mapped_column(Integer)
+    trajectory: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DeletionRecord(Base):
+    """Change log of deleted episodes, so an index snapshot can catch up on deletions."""
+
+    __tablename__ = "episode_deletions"
+    __table_args__ = (Index("ix_episode_deletions_namespace_seq", "namespace", "seq"),)
+
+    seq: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    episode_id: Mapped[int] = mapped_column(BigInteger)
+    reason: Mapped[str] = mapped_column(String(32))
+    deleted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class EventRecord(Base):
+    """A memory event (eviction, dedup, ...), readable by operators."""
+
+    __tablename__ = "events"
+    __table_args__ = (Index("ix_events_namespace_type_id", "namespace", "type", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    type: Mapped[str] = mapped_column(String(64))
+    data: Mapped[dict] = mapped_column(JSON)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

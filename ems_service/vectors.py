@@ -1,0 +1,123 @@
+"""The per-namespace indexes kept in step with the SQL store: load, catch up, rebuild, snapshot."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from ems_service.errors import DimensionMismatch
+from ems_service.index import NamespaceIndex, snapshot_path
+from ems_service.store import IndexRow, Store
+
+logger = logging.getLogger(__name__)
+
+
+class VectorMemory:
+    """FAISS is a cache of the episodes table: every index can be rebuilt from stored vectors."""
+
+    def __init__(self, store: Store, *, data_dir: Path, model: str, dimension: int) -> None:
+        self.store = store
+        self.data_dir = data_dir
+        self.model = model
+        self.dimension = dimension
+        self._indexes: dict[str, NamespaceIndex] = {}
+        self._dirty: set[str] = set()
+        self._lock = threading.Lock()
+        self.last_start: dict[str, str] = {}
+
+    def namespace(self, namespace: str) -> NamespaceIndex:
+        """The index of `namespace`, loaded (or rebuilt) on first use."""
+        with self._lock:
+            index = self._indexes.get(namespace)
+            if index is None:
+                index = self._open(namespace)
+                self._indexes[namespace] = index
+            return index
+
+    def open_all(self) -> None:
+        """Open every namespace that has episodes (at start-up)."""
+        for ns in self.store.namespaces():
+            self.namespace(ns)
+
+    def _check_model(self, namespace: str) -> None:
+        for model, dim in self.store.embedding_models(namespace):
+            if dim != self.dimension or model != self.model:
+                raise DimensionMismatch(
+                    f"namespace {namespace!r} holds vectors of {model} ({dim}-d) but the embedder is "
+                    f"{self.model} ({self.dimension}-d): re-embed with `webcoach export` + `webcoach import`"
+                )
+
+    def _open(self, namespace: str) -> NamespaceIndex:
+        started = time.perf_counter()
+        self._check_model(namespace)
+        path = snapshot_path(self.data_dir, namespace)
+        try:
+            index = NamespaceIndex.load(path, model=self.model, dimension=self.dimension)
+            added, removed = self._catch_up(namespace, index)
+            if len(index) != self.store.count(namespace):
+                raise ValueError("snapshot does not match the table after catch-up")
+            how = f"snapshot + {added} new, {removed} deleted"
+        except ValueError as exc:
+            if path.exists():
+                logger.warning("index snapshot for %s not usable (%s); rebuilding from stored vectors", namespace, exc)
+            index = self.rebuild(namespace)
+            how = "rebuilt from stored vectors"
+        self.last_start[namespace] = how
+        logger.info("index %s ready: %d vectors (%s) in %.2fs", namespace, len(index), how,
+                    time.perf_counter() - started)
+        return index
+
+    def rebuild(self, namespace: str) -> NamespaceIndex:
+        """A fresh index from the stored vectors of `namespace`; never re-embeds."""
+        index = NamespaceIndex(self.dimension)
+        index.deletion_seq = self.store.max_deletion_seq(namespace)
+        for rows in self.store.iter_index_rows(namespace):
+            index.add(rows)
+        self._dirty.add(namespace)
+        return index
+
+    def _catch_up(self, namespace: str, index: NamespaceIndex) -> tuple[int, int]:
+        added = 0
+        for rows in self.store.iter_index_rows(namespace, after_id=index.watermark):
+            index.add(rows)
+            added += len(rows)
+        deletions = self.store.deletions_since(namespace, index.deletion_seq)
+        removed = index.remove([e for _, e in deletions]) if deletions else 0
+        if deletions:
+            index.deletion_seq = deletions[-1][0]
+        if added or removed:
+            self._dirty.add(namespace)
+        return added, removed
+
+    def add(self, namespace: str, rows: list[IndexRow]) -> None:
+        self.namespace(namespace).add(rows)
+        self._dirty.add(namespace)
+
+    def remove(self, namespace: str, ids: list[int]) -> None:
+        """Remove ids just deleted from the table, then apply the rest of the deletion log."""
+        index = self.namespace(namespace)
+        index.remove(ids)
+        deletions = self.store.deletions_since(namespace, index.deletion_seq)
+        if deletions:
+            index.remove([e for _, e in deletions])
+            index.deletion_seq = deletions[-1][0]
+        self._dirty.add(namespace)
+
+    def snapshot(self, *, force: bool = False) -> int:
+        """Write changed indexes to disk; returns how many were written."""
+        written = 0
+        for ns in list(self._dirty if not force else self._indexes):
+            index = self._indexes.get(ns)
+            if index is None:
+                continue
+            self._dirty.discard(ns)
+            index.save(snapshot_path(self.data_dir, ns), model=self.model)
+            written += 1
+        if written:
+            logger.info("index snapshots written: %d", written)
+        return written
+
+    def sizes(self) -> dict[str, int]:
+        return {ns: len(ix) for ns, ix in self._indexes.items()}
