@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
-class FailureCategory(str, Enum):
+class FailureCategory(StrEnum):
     """The closed set of failure categories detected by rules (design section 2)."""
 
     loop = "loop"
@@ -111,7 +111,7 @@ class Trajectory(BaseModel):
 
     model_config = _STRICT
     task: str = Field(min_length=1)
-    steps: list[Step]
+    steps: list[Step] = Field(min_length=1)
     outcome: Outcome = Field(default_factory=Outcome)
     start_url: str | None = None
     domain: str | None = None

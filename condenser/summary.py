@@ -45,7 +45,8 @@ def summarize(trajectory: Trajectory, categories: list[FailureCategory], pattern
     """A 3-5 sentence summary naming the task, site, key actions, outcome and errors."""
     site = trajectory.domain or "an unknown site"
     n = len(trajectory.steps)
-    sentences = [f"Task: {_shorten(trajectory.task, 200)}.", f"The agent worked on {site} for {n} step{'s' if n != 1 else ''}."]
+    task = re.sub(r"[.!?]+(\s+|$)", "; ", _shorten(trajectory.task, 200)).strip("; ")
+    sentences = [f"Task: {task}.", f"The agent worked on {site} for {n} step{'s' if n != 1 else ''}."]
     keys = key_actions(trajectory.actions)
     if keys:
         sentences.append("Key actions: " + "; ".join(_shorten(a, 60) for a in keys) + ".")

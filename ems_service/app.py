@@ -59,6 +59,8 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if request.scope.get("state", {}).get("body_too_large"):
             return error_response(request, 413, "LimitExceeded", "request body too large (EMS_LIMITS__MAX_BODY_BYTES)")
+        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
+            return error_response(request, 400, "MalformedJSON", "request body could not be parsed: send UTF-8 JSON")
         names = {404: "NotFound", 405: "MethodNotAllowed", 400: "BadRequest"}
         return error_response(request, exc.status_code, names.get(exc.status_code, "HTTPError"), str(exc.detail))
 

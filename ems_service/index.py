@@ -160,7 +160,7 @@ class NamespaceIndex:
                     params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
                 total = int(allowed.size)
             scores, ids = self.index.search(q, min(k, total), params=params)
-        return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0]) if i >= 0]
+        return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
 
     # -- snapshots ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,56 @@
+"""The dependency direction of the design, kept true by parsing imports (condenser <- coach <- ems_service)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = {"fastapi", "sqlalchemy", "faiss", "torch", "httpx", "sentence_transformers", "transformers", "alembic",
+         "onnxruntime", "uvicorn", "starlette"}
+FORBIDDEN = {
+    "condenser": HEAVY | {"coach", "ems_service", "migrations"},
+    "coach": HEAVY | {"ems_service", "migrations"},
+    "ems_service": {"migrations", "tests", "benchmarks"},
+}
+# One home module per heavy library inside ems_service.
+HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py"}}
+
+
+def imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_dependency_direction(package):
+    bad = {}
+    for path in (ROOT / package).rglob("*.py"):
+        hit = imports(path) & FORBIDDEN[package]
+        if hit:
+            bad[str(path.relative_to(ROOT))] = sorted(hit)
+    assert not bad
+
+
+@pytest.mark.parametrize("library", sorted(HOMES))
+def test_one_home_module_per_heavy_library(library):
+    users = {p.name for p in (ROOT / "ems_service").rglob("*.py") if library in imports(p)}
+    assert users <= HOMES[library], users
+
+
+def test_public_names_are_exported():
+    import coach
+    import condenser
+    import ems_service
+
+    for module in (condenser, coach, ems_service):
+        for name in module.__all__:
+            assert hasattr(module, name), (module.__name__, name)

@@ -1,0 +1,95 @@
+"""Shared fixtures: the real MiniLM model (once per session), real databases built by the migrations."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from ems_service import Embedder, Settings
+from ems_service.db import upgrade
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("EMS_TEST_DATA", ROOT.parent / "shared" / "data" / "trajectories"))
+DEV_FILES = ["webcanvas.jsonl", "online_mind2web_abp.jsonl", "mind2web_demos.jsonl"]
+PG_URL = os.environ.get("EMS_TEST_DATABASE_URL")
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def dev_records(name: str, limit: int | None = None) -> list[dict]:
+    """Records of a dev trajectories file (the first `limit` lines)."""
+    out = []
+    with open(DATA / name, encoding="utf-8") as fh:
+        for line in fh:
+            out.append(json.loads(line))
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+@pytest.fixture(scope="session")
+def embedder() -> Embedder:
+    return Embedder()
+
+
+def _reset_postgres(url: str) -> None:
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as conn:
+            conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+    finally:
+        engine.dispose()
+
+
+def _postgres_url() -> str:
+    if not PG_URL:
+        if IN_CI:
+            pytest.fail("EMS_TEST_DATABASE_URL is not set in CI: the PostgreSQL lane must run")
+        pytest.skip("EMS_TEST_DATABASE_URL not set (PostgreSQL lane runs in CI)")
+    try:
+        _reset_postgres(PG_URL)
+    except Exception as exc:  # noqa: BLE001
+        if IN_CI:
+            pytest.fail(f"PostgreSQL at EMS_TEST_DATABASE_URL is not reachable: {exc}")
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    return PG_URL
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database built by the Alembic migrations: a new SQLite file, or a reset PostgreSQL schema."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'ems.db'}"
+    else:
+        url = _postgres_url()
+    upgrade(url)
+    yield url
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(database_url=db_url, data_dir=tmp_path / "data", _env_file=None)
+
+
+@pytest.fixture
+def make_client(embedder: Embedder):
+    """Build a TestClient for given settings (lifespan runs on enter)."""
+    from fastapi.testclient import TestClient
+
+    from ems_service import create_app
+
+    def make(settings: Settings) -> TestClient:
+        return TestClient(create_app(settings, embedder=embedder))
+
+    return make
+
+
+@pytest.fixture
+def client(make_client, settings: Settings):
+    with make_client(settings) as c:
+        yield c

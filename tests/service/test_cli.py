@@ -1,0 +1,41 @@
+"""CLI: db upgrade, ingest with a summary of rejects (line numbers and reasons), search, stats."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from ems_service.cli import app
+from tests.conftest import dev_records
+
+
+def test_ingest_search_stats(tmp_path, monkeypatch):
+    db = tmp_path / "cli.db"
+    monkeypatch.setenv("EMS_DATABASE_URL", f"sqlite:///{db}")
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "data"))
+    records = dev_records("webcanvas.jsonl", 12)
+    lines = [json.dumps(r) for r in records]
+    lines.insert(3, "{not json")
+    lines.insert(6, json.dumps({"task": "x", "steps": []}))
+    lines.append(json.dumps(records[0]))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["db", "upgrade"]).exit_code == 0
+    result = runner.invoke(app, ["ingest", str(path)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "rejected 2" in out and "deduplicated" in out
+    assert "runs.jsonl:4: invalid JSON" in out
+    assert "runs.jsonl:7: steps" in out
+
+    result = runner.invoke(app, ["search", records[5]["task"], "--k", "2", "--json"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout[result.stdout.index("["):])
+    assert hits[0]["task"] == records[5]["task"]
+
+    result = runner.invoke(app, ["stats"])
+    stats = json.loads(result.stdout[result.stdout.index("{"):])
+    assert stats["episodes"] + stats["deduplicated"] == 12 + 1 - 0

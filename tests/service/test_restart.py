@@ -1,0 +1,67 @@
+"""Restart: the index comes back from its snapshot (or stored vectors), never by re-embedding."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from ems_service import Runtime
+from ems_service.dataset import to_trajectory
+from ems_service.index import snapshot_path
+from ems_service.tables import EpisodeRecord
+from tests.conftest import dev_records
+
+QUERIES = ["add a gift card to the cart", "find flights to New York", "search for jobs", "book a hotel room"]
+
+
+def _search_all(client) -> list[list[tuple[int, float]]]:
+    out = []
+    for q in QUERIES:
+        res = client.post("/v1/search", json={"text": q, "k": 10}).json()["results"]
+        out.append([(r["id"], round(r["similarity"], 5)) for r in res])
+    return out
+
+
+def _table_ids(rt: Runtime) -> set[int]:
+    with rt.store.session() as s:
+        return set(s.scalars(select(EpisodeRecord.id).where(EpisodeRecord.namespace == "default")))
+
+
+def test_restart_from_snapshot_and_rebuild(make_client, settings, embedder):
+    records = dev_records("webcanvas.jsonl", 60) + dev_records("online_mind2web_abp.jsonl", 30)
+    with make_client(settings) as client:
+        client.post("/v1/episodes:batch", json={"episodes": [to_trajectory(r).model_dump(mode="json") for r in records]})
+        before = _search_all(client)
+    path = snapshot_path(settings.data_dir, "default")
+    assert path.exists()
+
+    for damage in (None, "delete", "corrupt"):
+        if damage == "delete":
+            path.unlink()
+        elif damage == "corrupt":
+            path.write_bytes(path.read_bytes()[:100])
+        calls = embedder.calls
+        with make_client(settings) as client:
+            assert embedder.calls == calls, "start-up must not embed"
+            rt = client.app.state.runtime
+            assert rt.vectors.last_start["default"].startswith("snapshot" if damage is None else "rebuilt")
+            assert _search_all(client) == before
+
+
+def test_catch_up_after_a_crash(settings, embedder):
+    rt = Runtime(settings, embedder=embedder).start(background=False)
+    trajs = [to_trajectory(r) for r in dev_records("mind2web_demos.jsonl", 40)]
+    first = rt.memory.ingest(namespace="default", trajectories=trajs[:20])
+    rt.vectors.snapshot()
+    rt.memory.ingest(namespace="default", trajectories=trajs[20:])
+    rt.memory.delete(namespace="default", episode_id=first[0].id)
+    rt.memory.delete(namespace="default", episode_id=first[1].id)
+    rt.store.close()  # no final snapshot: as if the process died here
+
+    calls = embedder.calls
+    rt2 = Runtime(settings, embedder=embedder).start(background=False)
+    try:
+        assert embedder.calls == calls
+        assert "snapshot + 20 new, 2 deleted" == rt2.vectors.last_start["default"]
+        assert rt2.vectors.namespace("default").ids() == _table_ids(rt2)
+    finally:
+        rt2.close()
