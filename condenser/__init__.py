@@ -5,6 +5,7 @@ from condenser.models import ActionCall, Episode, FailureCategory, Outcome, Step
 from condenser.patterns import (
     action_target,
     action_verb,
+    describe_action,
     error_patterns,
     failure_categories,
     loop_detected,
@@ -24,6 +25,7 @@ __all__ = [
     "action_target",
     "action_verb",
     "condense",
+    "describe_action",
     "domain_of",
     "embed_text",
     "error_patterns",

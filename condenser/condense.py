@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 
 from condenser.models import Episode, Trajectory
-from condenser.patterns import error_patterns, failure_categories
+from condenser.patterns import describe_action, error_patterns, failure_categories, normalize_action
 from condenser.redact import redact_trajectory
 from condenser.summary import embed_text, summarize, url_pattern
 
@@ -74,6 +74,7 @@ def condense(
         failure_categories=categories,
         n_steps=len(clean.steps),
         actions=clean.actions,
+        steps_brief=steps_brief(clean),
         agent=clean.agent,
         model=clean.model,
         task_id=clean.task_id,
@@ -81,6 +82,15 @@ def condense(
         tags=clean.tags,
         trajectory=clean,
     )
+
+
+def steps_brief(trajectory: Trajectory) -> list[dict]:
+    """Per step what the coach needs at request time: normalized action, description, url, failed."""
+    return [
+        {"norm": normalize_action(s.action), "desc": describe_action(s.action, s.thought), "url": s.url,
+         "failed": s.failed, "reward": s.reward}
+        for s in trajectory.steps
+    ]
 
 
 def _summary_prompt(trajectory: Trajectory, draft: str) -> str:

@@ -160,6 +160,7 @@ class Episode(BaseModel):
     failure_categories: list[FailureCategory]
     n_steps: int
     actions: list[str]
+    steps_brief: list[dict[str, Any]] = Field(default_factory=list)
     agent: str | None = None
     model: str | None = None
     task_id: str | None = None

@@ -165,3 +165,30 @@ def failure_categories(trajectory: Trajectory) -> list[FailureCategory]:
         elif not found:
             found.append(FailureCategory.other)
     return found
+
+
+_LABEL_RES = [
+    re.compile(r"(?:label(?:l)?ed|titled|named|text) (?:as )?['\"“]?([^'\"”\n]{2,60}?)['\"”]?(?: which| that| to (?:find|navigate|go|see|view|access|open|search|add|select|get|check|start)|\.|,|;|$)", re.I),
+    re.compile(r"(?:lead|go|navigate|take me) to the ([^.,;\n]{3,50}?)(?: section| page| tab)", re.I),
+    re.compile(r"(?:click(?:ing)? (?:on )?|select(?:ing)? |press(?:ing)? )(?:the )?['\"“]([^'\"”\n]{2,60})['\"”]", re.I),
+    re.compile(r"['\"“]([^'\"”\n]{2,60})['\"”] (?:button|link|tab|option|menu|field|checkbox)", re.I),
+]
+
+
+def describe_action(action: str, thought: str | None = None) -> str:
+    """A page-independent description of an action: verb + target text, never a bare element id.
+
+    Element ids and coordinates only mean something on the page they came from, so when the action has no
+    text of its own the label is taken from the agent's thought (e.g. "the link labeled Add all DLC to Cart").
+    """
+    verb, target = action_verb(action), action_target(action)
+    if verb in {"scroll", "back", "forward", "wait", "none"}:
+        return verb if verb != "none" else "no action (element not found)"
+    if not target and thought:
+        part = thought.split("Action description:", 1)[-1]
+        for pattern in _LABEL_RES:
+            m = pattern.search(part)
+            if m:
+                target = f"the element labeled '{m.group(1).strip()}'"
+                break
+    return f"{verb} {target}".strip() if target else f"{verb} (an element on the page)"

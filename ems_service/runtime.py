@@ -5,11 +5,14 @@ from __future__ import annotations
 import logging
 import threading
 
+from ems_service.coaching import CoachService
 from ems_service.config import Settings
 from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
 from ems_service.index import set_threads
+from ems_service.llm import build_llm
 from ems_service.service import MemoryService
+from ems_service.sessions import SessionService
 from ems_service.store import Store
 from ems_service.vectors import VectorMemory
 
@@ -30,7 +33,12 @@ class Runtime:
         self.vectors = VectorMemory(
             self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension
         )
-        self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors)
+        self.llm = build_llm(settings.llm)
+        summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
+        self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors,
+                                    summarize_fn=summarize_fn)
+        self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
+        self.sessions = SessionService(memory=self.memory, coach=self.coach)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = False
@@ -48,6 +56,7 @@ class Runtime:
         """One round of background work: flush retrieval counts, write changed index snapshots."""
         self.memory.flush_touches()
         self.vectors.snapshot()
+        self.sessions.expire()
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.index.snapshot_every_s):
@@ -60,10 +69,13 @@ class Runtime:
         """Stop maintenance, flush and snapshot, release the database."""
         self.ready = False
         self._stop.set()
+        self.coach.close()
         if self._thread is not None:
             self._thread.join(timeout=10)
         try:
             self.maintain()
         except Exception:  # noqa: BLE001 - closing must not raise on a dead database
             logger.exception("final maintenance failed")
+        if self.llm is not None:
+            self.llm.close()
         self.store.close()

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from condenser import Trajectory
+from coach import Guidance, PartialRun
+from condenser import Outcome, Step, Trajectory
 from ems_service.tables import EpisodeRecord
 
 EpisodeCreate = Trajectory
@@ -110,3 +111,47 @@ class ErrorBody(BaseModel):
     error: str
     detail: str
     request_id: str
+
+
+class CoachRequest(BaseModel):
+    """A partial run and the retrieval controls (same as search)."""
+
+    model_config = ConfigDict(extra="forbid")
+    trajectory: PartialRun
+    k: int | None = Field(None, ge=1, description="neighbours to retrieve (default EMS_COACH__K)")
+    exclude_task_id: str | None = Field(None, description="leave out every run of this task (leakage control)")
+    domain: str | None = Field(None, description="retrieve only from this site")
+
+
+class SessionCreate(PartialRun):
+    """Start a live run: the task (and optionally its first steps)."""
+
+
+class SessionRead(BaseModel):
+    id: str
+    status: str
+    n_steps: int
+    task: str
+    episode_id: int | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class StepsAppend(BaseModel):
+    steps: list[Step] = Field(min_length=1)
+
+
+class StepsResponse(BaseModel):
+    session_id: str
+    n_steps: int
+    guidance: Guidance | None = Field(None, description="present only when the coach intervenes")
+
+
+class FinishRequest(BaseModel):
+    outcome: Outcome
+
+
+class FinishResponse(BaseModel):
+    session_id: str
+    episode_id: int
+    deduplicated: bool

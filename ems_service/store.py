@@ -27,6 +27,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware(value: datetime) -> datetime:
+    """A UTC-aware datetime (SQLite hands back naive ones)."""
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+
+
 def pack_trajectory(trajectory: Trajectory) -> bytes:
     return zlib.compress(trajectory.model_dump_json(exclude_none=True).encode("utf-8"), 6)
 
@@ -130,6 +135,7 @@ class Store:
                 failure_categories=[c.value for c in ep.failure_categories],
                 n_steps=ep.n_steps,
                 actions=ep.actions,
+                steps_brief=ep.steps_brief,
                 agent=ep.agent,
                 model=ep.model,
                 task_id=ep.task_id,

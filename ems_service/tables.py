@@ -62,6 +62,7 @@ class EpisodeRecord(Base):
     failure_categories: Mapped[list] = mapped_column(JSON)
     n_steps: Mapped[int] = mapped_column(Integer)
     actions: Mapped[list] = mapped_column(JSON)
+    steps_brief: Mapped[list] = mapped_column(JSON, server_default="[]")
     agent: Mapped[str | None] = mapped_column(String(255))
     model: Mapped[str | None] = mapped_column(String(255))
     task_id: Mapped[str | None] = mapped_column(String(255))
@@ -101,3 +102,33 @@ class EventRecord(Base):
     type: Mapped[str] = mapped_column(String(64))
     data: Mapped[dict] = mapped_column(JSON)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class SessionRecord(Base):
+    """A live run: its partial trajectory, the advice given so far (for the cooldown) and the last guidance."""
+
+    __tablename__ = "sessions"
+    __table_args__ = (Index("ix_sessions_namespace_updated_at", "namespace", "updated_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    trajectory: Mapped[dict] = mapped_column(JSON)
+    n_steps: Mapped[int] = mapped_column(Integer, server_default="0")
+    status: Mapped[str] = mapped_column(String(16), server_default="open")
+    advice_log: Mapped[list] = mapped_column(JSON)
+    last_guidance: Mapped[dict | None] = mapped_column(JSON)
+    episode_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RiskModelRecord(Base):
+    """The risk model fitted for a namespace (weights, standardization, held-out metrics)."""
+
+    __tablename__ = "risk_models"
+
+    namespace: Mapped[str] = mapped_column(String(128), primary_key=True)
+    model: Mapped[dict] = mapped_column(JSON)
+    metrics: Mapped[dict] = mapped_column(JSON)
+    n_episodes: Mapped[int] = mapped_column(Integer)
+    fitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

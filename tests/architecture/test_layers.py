@@ -16,7 +16,8 @@ FORBIDDEN = {
     "ems_service": {"migrations", "tests", "benchmarks"},
 }
 # One home module per heavy library inside ems_service.
-HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py"}}
+HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py"}, "httpx": {"llm.py"},
+         "transformers": {"llm.py"}, "torch": {"llm.py"}}
 
 
 def imports(path: Path) -> set[str]:

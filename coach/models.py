@@ -1,0 +1,80 @@
+"""Coach data: the partial run, the neighbours it is compared with, and the Guidance it returns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, Field, PrivateAttr
+
+from condenser import Step, Trajectory
+
+
+class PartialRun(Trajectory):
+    """A run in progress: like a Trajectory, but it may have no steps yet and has no outcome."""
+
+    steps: list[Step] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A retrieved episode, as the coach needs it (precomputed at ingest, no I/O here)."""
+
+    id: int
+    similarity: float
+    success: bool | None
+    domain: str | None
+    task: str
+    summary: str
+    trust: float = 1.0
+    n_steps: int = 0
+    error_patterns: list[str] = field(default_factory=list)
+    failure_categories: list[str] = field(default_factory=list)
+    steps_brief: list[dict[str, Any]] = field(default_factory=list)
+    verified: bool = True
+
+
+class Evidence(BaseModel):
+    episode_id: int
+    similarity: float
+    success: bool | None
+    domain: str | None
+    task: str
+    summary: str
+
+
+class SystemMessage(BaseModel):
+    role: str = "system"
+    content: str
+
+
+class Guidance(BaseModel):
+    """What the coach returns: design section 5, appendable to an OpenAI-style message list as-is."""
+
+    intervene: bool
+    failure_risk: float = Field(ge=0, le=1)
+    confidence: float = Field(ge=0, le=1)
+    advice: str
+    suggested_action: str | None
+    rationale: str
+    error_to_avoid: str | None
+    failure_categories: list[str]
+    evidence: list[Evidence]
+    system_message: SystemMessage | None
+    _suggested_norm: str | None = PrivateAttr(default=None)
+    _reasons: list[tuple[str, float]] = PrivateAttr(default_factory=list)
+    _source: str = PrivateAttr(default="template")
+
+    @property
+    def suggested_norm(self) -> str | None:
+        """The normalized form (verb + target) of the suggested action, for evaluation."""
+        return self._suggested_norm
+
+    @property
+    def reasons(self) -> list[tuple[str, float]]:
+        return self._reasons
+
+    @property
+    def source(self) -> str:
+        """`template` or `llm`: who wrote the advice."""
+        return self._source

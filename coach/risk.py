@@ -1,0 +1,122 @@
+"""Failure risk: a logistic model over run features, with default weights or weights fitted per namespace."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from coach.features import FEATURES
+
+DEFAULT_WEIGHTS = {
+    "recent_error_rate": 1.6,
+    "error_streak": 1.2,
+    "max_repeat": 1.2,
+    "loop": 0.8,
+    "url_stall": 0.5,
+    "none_actions": 1.5,
+    "reward_max": -1.5,
+    "no_reward_progress": 0.6,
+    "step_ratio": 0.6,
+    "nb_fail_rate": 2.0,
+    "nb_best_sim": 0.0,
+    "pattern_match": 1.0,
+    "category_match": 0.5,
+}
+DEFAULT_BIAS = -2.2
+
+_LABELS = {
+    "recent_error_rate": "recent steps failed",
+    "error_streak": "consecutive failed steps",
+    "max_repeat": "the same action repeated",
+    "loop": "a loop without progress",
+    "url_stall": "stuck on one page",
+    "none_actions": "actions that found no element",
+    "reward_max": "progress made",
+    "no_reward_progress": "no progress in the last steps",
+    "step_ratio": "more steps than similar successes needed",
+    "nb_fail_rate": "similar past runs mostly failed",
+    "nb_best_sim": "similarity of the closest past run",
+    "pattern_match": "errors that similar failed runs also hit",
+    "category_match": "a failure category seen in similar failed runs",
+}
+
+
+def _sigmoid(z: np.ndarray | float) -> np.ndarray | float:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+
+
+@dataclass
+class RiskModel:
+    """risk = sigmoid(bias + sum(w_i * (x_i - mean_i) / scale_i))."""
+
+    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    bias: float = DEFAULT_BIAS
+    mean: dict[str, float] = field(default_factory=dict)
+    scale: dict[str, float] = field(default_factory=dict)
+    kind: str = "default"
+
+    def _z(self, features: dict[str, float]) -> dict[str, float]:
+        return {
+            name: self.weights.get(name, 0.0)
+            * (features.get(name, 0.0) - self.mean.get(name, 0.0)) / (self.scale.get(name, 1.0) or 1.0)
+            for name in FEATURES
+        }
+
+    def score(self, features: dict[str, float]) -> tuple[float, list[tuple[str, float]]]:
+        """Risk in [0, 1] and the features that pushed it up, largest first."""
+        parts = self._z(features)
+        risk = float(_sigmoid(self.bias + sum(parts.values())))
+        reasons = sorted(((n, c) for n, c in parts.items() if c > 0.05), key=lambda x: -x[1])
+        return risk, reasons
+
+    def to_dict(self) -> dict:
+        return {"weights": self.weights, "bias": self.bias, "mean": self.mean, "scale": self.scale, "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RiskModel:
+        return cls(weights=dict(data["weights"]), bias=float(data["bias"]), mean=dict(data.get("mean", {})),
+                   scale=dict(data.get("scale", {})), kind=data.get("kind", "fitted"))
+
+
+def describe_reasons(reasons: list[tuple[str, float]], features: dict[str, float], limit: int = 3) -> str:
+    return "; ".join(f"{_LABELS.get(n, n)} ({features.get(n, 0.0):.2f})" for n, _ in reasons[:limit])
+
+
+def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 1.0, iterations: int = 50) -> RiskModel:
+    """Logistic regression (Newton's method, L2 on standardized features) of failure on features."""
+    if len(samples) < 10 or len(set(labels)) < 2:
+        raise ValueError("need at least 10 samples with both outcomes to fit")
+    x = np.array([[s.get(n, 0.0) for n in FEATURES] for s in samples], dtype=np.float64)
+    y = np.array(labels, dtype=np.float64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    w = np.zeros(z.shape[1])
+    w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
+    reg = np.eye(z.shape[1]) * l2
+    reg[0, 0] = 0.0
+    for _ in range(iterations):
+        p = _sigmoid(z @ w)
+        grad = z.T @ (p - y) + reg @ w
+        hess = (z * (p * (1 - p))[:, None]).T @ z + reg
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    return RiskModel(
+        weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
+        bias=float(w[0]),
+        mean={n: float(v) for n, v in zip(FEATURES, mean, strict=True)},
+        scale={n: float(v) for n, v in zip(FEATURES, scale, strict=True)},
+        kind="fitted",
+    )
+
+
+def log_loss(probabilities: list[float], labels: list[int]) -> float:
+    """Mean negative log-likelihood of binary labels."""
+    p = np.clip(np.array(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
+    y = np.array(labels, dtype=np.float64)
+    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())

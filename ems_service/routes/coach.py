@@ -1,0 +1,77 @@
+"""Coaching: stateless POST /v1/coach and live sessions."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Response
+
+from coach import Guidance
+from ems_service.auth import namespace_of
+from ems_service.routes.deps import runtime
+from ems_service.runtime import Runtime
+from ems_service.schemas import (
+    CoachRequest,
+    FinishRequest,
+    FinishResponse,
+    SessionCreate,
+    SessionRead,
+    StepsAppend,
+    StepsResponse,
+)
+from ems_service.tables import SessionRecord
+
+router = APIRouter(prefix="/v1", tags=["coach"])
+
+
+def _session(record: SessionRecord) -> SessionRead:
+    return SessionRead(id=record.id, status=record.status, n_steps=record.n_steps, task=record.trajectory["task"],
+                       episode_id=record.episode_id, created_at=record.created_at, updated_at=record.updated_at)
+
+
+@router.post("/coach", response_model=Guidance)
+def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime),
+          namespace: str = Depends(namespace_of)) -> Guidance:
+    """Guidance for a partial run (silence unless the risk and the evidence warrant it).
+
+    The `Server-Timing` header splits the time into embed / search / risk / guidance.
+    """
+    if body.trajectory.steps:
+        rt.memory.check_limits(body.trajectory)
+    guidance, timings = rt.coach.coach(namespace=namespace, run=body.trajectory, k=body.k,
+                                       exclude_task_id=body.exclude_task_id, domain=body.domain)
+    response.headers["Server-Timing"] = timings.header()
+    return guidance
+
+
+@router.post("/sessions", status_code=201, response_model=SessionRead)
+def start_session(body: SessionCreate, rt: Runtime = Depends(runtime),
+                  namespace: str = Depends(namespace_of)) -> SessionRead:
+    """Start a live run."""
+    return _session(rt.sessions.start(namespace=namespace, run=body))
+
+
+@router.get("/sessions/{session_id}", response_model=SessionRead)
+def get_session(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SessionRead:
+    """A session's state."""
+    return _session(rt.sessions.get(namespace=namespace, session_id=session_id))
+
+
+@router.post("/sessions/{session_id}/steps", response_model=StepsResponse)
+def append_steps(session_id: str, body: StepsAppend, rt: Runtime = Depends(runtime),
+                 namespace: str = Depends(namespace_of)) -> StepsResponse:
+    """Append one or more steps; the guidance is returned inline when the coach intervenes."""
+    record, guidance = rt.sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
+    return StepsResponse(session_id=record.id, n_steps=record.n_steps, guidance=guidance if guidance.intervene else None)
+
+
+@router.get("/sessions/{session_id}/coaching", response_model=Guidance)
+def coaching(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Guidance:
+    """The coaching for the run so far."""
+    return rt.sessions.coaching(namespace=namespace, session_id=session_id)
+
+
+@router.post("/sessions/{session_id}/finish", response_model=FinishResponse)
+def finish(session_id: str, body: FinishRequest, rt: Runtime = Depends(runtime),
+           namespace: str = Depends(namespace_of)) -> FinishResponse:
+    """Finish the run: it is condensed into an episode (same ingest path and dedup), searchable at once."""
+    record, result = rt.sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome)
+    return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated)

@@ -1,0 +1,123 @@
+"""Live sessions: a run in progress, persisted in the database, coached as steps arrive, finished into an episode."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from datetime import timedelta
+
+from sqlalchemy import delete, select
+
+from coach import Guidance, PartialRun, advice_key
+from condenser import Outcome, Step, Trajectory
+from ems_service.coaching import CoachService, CoachTimings
+from ems_service.errors import Conflict, LimitExceeded, SessionNotFound
+from ems_service.service import IngestResult, MemoryService
+from ems_service.store import aware, utcnow
+from ems_service.tables import SessionRecord
+
+logger = logging.getLogger(__name__)
+
+
+class SessionService:
+    """Sessions survive restarts (they live in the database) and expire after an idle TTL."""
+
+    def __init__(self, *, memory: MemoryService, coach: CoachService) -> None:
+        self.memory = memory
+        self.coach = coach
+        self.store = memory.store
+        self.settings = memory.settings
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+
+    def _lock(self, session_id: str) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(session_id, threading.Lock())
+
+    def _load(self, s, namespace: str, session_id: str, *, for_update: bool = False) -> SessionRecord:  # noqa: ANN001
+        q = select(SessionRecord).where(SessionRecord.id == session_id, SessionRecord.namespace == namespace)
+        record = s.scalar(q.with_for_update() if for_update else q)
+        ttl = timedelta(seconds=self.settings.coach.session_ttl_s)
+        if record is None or (record.status == "open" and aware(record.updated_at) < utcnow() - ttl):
+            raise SessionNotFound(f"session {session_id} does not exist in this namespace or has expired")
+        return record
+
+    def start(self, *, namespace: str, run: PartialRun) -> SessionRecord:
+        """Open a session for a run (it may already carry its first steps)."""
+        self.memory.check_limits(run.model_copy(update={"steps": run.steps or [Step(action="start")]}))
+        now = utcnow()
+        record = SessionRecord(
+            id=str(uuid.uuid4()), namespace=namespace, trajectory=run.model_dump(mode="json", exclude_none=True),
+            n_steps=len(run.steps), status="open", advice_log=[], last_guidance=None, created_at=now, updated_at=now,
+        )
+        with self.store.session() as s:
+            s.add(record)
+        return record
+
+    def get(self, *, namespace: str, session_id: str) -> SessionRecord:
+        with self.store.session() as s:
+            return self._load(s, namespace, session_id)
+
+    def _guide(self, namespace: str, record: SessionRecord) -> tuple[Guidance, CoachTimings]:
+        run = PartialRun.model_validate(record.trajectory)
+        recent = [(int(t), str(k)) for t, k in record.advice_log]
+        return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
+
+    def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
+        """Add steps, coach the run so far, remember what was advised (cooldown)."""
+        with self._lock(session_id), self.store.session() as s:
+            record = self._load(s, namespace, session_id, for_update=True)
+            if record.status != "open":
+                raise Conflict(f"session {session_id} is finished; start a new session")
+            if record.n_steps + len(steps) > self.settings.limits.max_steps:
+                raise LimitExceeded(
+                    f"session would have {record.n_steps + len(steps)} steps; the limit is "
+                    f"{self.settings.limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
+                )
+            trajectory = dict(record.trajectory)
+            trajectory["steps"] = list(trajectory.get("steps", [])) + [st.model_dump(mode="json", exclude_none=True) for st in steps]
+            record.trajectory = trajectory
+            record.n_steps = len(trajectory["steps"])
+            guidance, _ = self._guide(namespace, record)
+            if guidance.intervene:
+                record.advice_log = list(record.advice_log) + [[record.n_steps, advice_key(guidance)]]
+            record.last_guidance = {"n_steps": record.n_steps, "guidance": guidance.model_dump(mode="json")}
+            record.updated_at = utcnow()
+        return record, guidance
+
+    def coaching(self, *, namespace: str, session_id: str) -> Guidance:
+        """The guidance for the run so far (computed when steps arrived, or now)."""
+        record = self.get(namespace=namespace, session_id=session_id)
+        last = record.last_guidance
+        if last and last.get("n_steps") == record.n_steps:
+            return Guidance.model_validate(last["guidance"])
+        guidance, _ = self._guide(namespace, record)
+        return guidance
+
+    def finish(self, *, namespace: str, session_id: str, outcome: Outcome) -> tuple[SessionRecord, IngestResult]:
+        """Condense the finished run into an episode through the normal ingest path (and dedup)."""
+        with self._lock(session_id):
+            record = self.get(namespace=namespace, session_id=session_id)
+            if record.status == "finished":
+                raise Conflict(f"session {session_id} is already finished as episode {record.episode_id}")
+            data = dict(record.trajectory) | {"outcome": outcome.model_dump(mode="json")}
+            if not data.get("steps"):
+                raise Conflict("a session without steps cannot be finished into an episode")
+            result = self.memory.ingest(namespace=namespace, trajectories=[Trajectory.model_validate(data)])[0]
+            if result.error:
+                raise LimitExceeded(result.error)
+            with self.store.session() as s:
+                row = self._load(s, namespace, session_id, for_update=True)
+                row.status, row.episode_id, row.updated_at = "finished", result.id, utcnow()
+                record = row
+        return record, result
+
+    def expire(self) -> int:
+        """Delete sessions idle for longer than the TTL; returns how many."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.coach.session_ttl_s)
+        with self.store.session() as s:
+            n = s.execute(delete(SessionRecord).where(SessionRecord.updated_at < cutoff)).rowcount or 0
+        if n:
+            logger.info("sessions expired: %d", n)
+        return n
