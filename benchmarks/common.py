@@ -45,3 +45,42 @@ def fresh_runtime(embedder: Embedder, *, workdir: Path | None = None, **override
     upgrade(url)
     settings = Settings(database_url=url, data_dir=workdir / "data", _env_file=None, **overrides)
     return Runtime(settings, embedder=embedder).start(background=False)
+
+
+class LiveServer:
+    """The real app under uvicorn on a free loopback port, in a background thread."""
+
+    def __init__(self, settings: Settings, embedder: Embedder) -> None:
+        import socket
+        import threading
+
+        import uvicorn
+
+        from ems_service import create_app
+
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        config = uvicorn.Config(create_app(settings, embedder=embedder), host="127.0.0.1", port=self.port,
+                                log_level="warning", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> LiveServer:
+        import httpx
+
+        self.thread.start()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            try:
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("server did not become ready")
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)

@@ -88,14 +88,17 @@ def advise(
     llm: LLM | None = None,
     recent_advice: list[tuple[int, str]] | None = None,
     lessons: list[str] | None = None,
+    features: dict[str, float] | None = None,
 ) -> Guidance:
     """Score the run's failure risk against similar episodes and decide whether to speak, and what to say.
 
-    `recent_advice` holds (step index, advice key) pairs already given in this session (cooldown).
+    `recent_advice` holds (step index, advice key) pairs already given in this session (cooldown);
+    `features` may be passed when the caller computed them already (see `run_features`).
     """
     config = config or CoachConfig()
     model = risk_model or RiskModel()
-    features = run_features(run, neighbours, min_similarity=config.min_similarity)
+    if features is None:
+        features = run_features(run, neighbours, min_similarity=config.min_similarity)
     risk, reasons = model.score(features)
     close = [n for n in neighbours if n.similarity >= config.min_similarity]
     best_sim = max((n.similarity for n in neighbours), default=0.0)

@@ -137,6 +137,65 @@ def search(
 
 
 @app.command()
+def calibrate(
+    namespace: str = typer.Option("default"),
+    max_episodes: int = typer.Option(1500, min=10, help="labelled episodes sampled for the fit"),
+) -> None:
+    """Fit the failure-risk model on the namespace's episodes and store it (used by the coach from now on)."""
+    from ems_service.runtime import Runtime
+
+    runtime = Runtime(_settings()).start(background=False)
+    try:
+        with _progress() as progress:
+            task = progress.add_task("prefixes", total=None)
+
+            def tick(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            metrics = runtime.coach.calibrate(namespace=namespace, max_episodes=max_episodes, progress=tick)
+    except ValueError as exc:
+        console.print(f"[red]cannot fit:[/red] {exc}")
+        raise typer.Exit(1) from exc
+    finally:
+        runtime.close()
+    typer.echo(json.dumps(metrics, indent=2))
+
+
+@app.command("eval")
+def eval_(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="trajectories, JSON Lines"),
+    out: Path = typer.Option(Path("eval-out"), "--out", help="folder for report.json, report.md and plots"),
+    seed: int = typer.Option(0, help="seed of the memory-size subsamples and CV folds"),
+    k: int = typer.Option(8, min=1, help="neighbours per query"),
+) -> None:
+    """Measure coaching quality offline: retrieval, risk, next action, intervention (no server needed)."""
+    from coach import CoachConfig
+    from ems_service.embeddings import Embedder
+    from ems_service.evaluation import EvalConfig, evaluate
+    from ems_service.evaluation.report import write
+
+    settings = _settings()
+    c = settings.coach
+    config = EvalConfig(seed=seed, k=k, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
+                                                          min_similarity=c.min_similarity,
+                                                          cooldown_steps=c.cooldown_steps))
+    embedder = Embedder(settings.embedder.model_path, batch_size=settings.embedder.batch_size,
+                        device=settings.embedder.device)
+    with _progress() as progress:
+        tasks: dict[str, object] = {}
+
+        def tick(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(stage, total=total)
+            progress.update(tasks[stage], completed=done, total=total)
+
+        report = evaluate(list(files), embedder=embedder, config=config, progress=tick)
+    paths = write(report, out)
+    typer.echo(json.dumps(report["headline"], indent=2))
+    console.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+@app.command()
 def stats(namespace: str = typer.Option("default")) -> None:
     """Counts for a namespace."""
     from ems_service.runtime import Runtime

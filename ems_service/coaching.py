@@ -107,9 +107,11 @@ class CoachService:
                                      exclude_task_id=exclude_task_id, domain=domain, timings=timings)
         t0 = time.perf_counter()
         model = self.risk_model(namespace)
+        features = run_features(run, neighbours, min_similarity=self.settings.coach.min_similarity)
+        model.score(features)
         t1 = time.perf_counter()
         guidance = advise(run, neighbours, risk_model=model, config=self.config, llm=self.llm,
-                          recent_advice=recent_advice, lessons=lessons)
+                          recent_advice=recent_advice, lessons=lessons, features=features)
         t2 = time.perf_counter()
         timings.risk = (t1 - t0) * 1000
         timings.guidance = (t2 - t1) * 1000

@@ -29,7 +29,7 @@ def utcnow() -> datetime:
 
 def aware(value: datetime) -> datetime:
     """A UTC-aware datetime (SQLite hands back naive ones)."""
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def pack_trajectory(trajectory: Trajectory) -> bytes:

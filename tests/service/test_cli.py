@@ -39,3 +39,30 @@ def test_ingest_search_stats(tmp_path, monkeypatch):
     result = runner.invoke(app, ["stats"])
     stats = json.loads(result.stdout[result.stdout.index("{"):])
     assert stats["episodes"] + stats["deduplicated"] == 12 + 1 - 0
+
+
+def test_calibrate_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMS_DATABASE_URL", f"sqlite:///{tmp_path / 'cal.db'}")
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("EMS_COACH__REFIT_EVERY", "0")
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in dev_records("webcanvas.jsonl")) + "\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["db", "upgrade"]).exit_code == 0
+    assert runner.invoke(app, ["ingest", str(path)]).exit_code == 0
+    result = runner.invoke(app, ["calibrate", "--max-episodes", "150"])
+    assert result.exit_code == 0, result.output
+    metrics = json.loads(result.stdout[result.stdout.index("{"):])
+    assert metrics["train_samples"] > 0 and "log_loss_fitted" in metrics
+
+
+def test_calibrate_refuses_without_both_outcomes(tmp_path, monkeypatch):
+    monkeypatch.setenv("EMS_DATABASE_URL", f"sqlite:///{tmp_path / 'cal.db'}")
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "data"))
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in dev_records("mind2web_demos.jsonl", 30)) + "\n")
+    runner = CliRunner()
+    runner.invoke(app, ["db", "upgrade"])
+    runner.invoke(app, ["ingest", str(path)])
+    result = runner.invoke(app, ["calibrate"])
+    assert result.exit_code == 1 and "cannot fit" in result.output

@@ -1,0 +1,123 @@
+"""Writing the evaluation: report.json, report.md (side-by-side tables) and PNG plots (matplotlib's home)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def _table(header: list[str], rows: list[list[object]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown(report: dict) -> str:
+    """The report as Markdown tables: headline, then per file and pooled, each figure next to its baseline."""
+    scopes = list(report["files"]) + ["pooled"]
+    d = {**report["details"], "pooled": report["pooled"]}
+    h = report["headline"]
+    out = ["# WebCoach EMS evaluation", "",
+           f"{h['episodes']} episodes from {', '.join(report['files'])}; {h.get('seconds')} s; "
+           f"embedding model {report['config']['embedding_model']}; seed {report['config']['seed']}.",
+           "Headline = mean of the per-file figures (– where a file has no labels for a figure).", "",
+           "## Headline", "", _table(["metric", "value"], [[k, v] for k, v in h.items()]), "",
+           "## Retrieval (query = task + first 50% of steps; own task excluded)", "",
+           _table(["scope", "P@1 domain", "P@5 domain", "MRR domain", "P@5 task_family", "queries"],
+                  [[s, d[s].get("p1_domain"), d[s].get("p5_domain"), d[s].get("mrr_domain"), d[s].get("p5_family"),
+                    d[s].get("retrieval_queries")] for s in scopes]), "",
+           "P@5 (domain) against memory size:", "",
+           _table(["memory"] + list(report["files"]),
+                  [[f"{float(frac) * 100:.0f}%"] + [v.get(n) for n in report["files"]]
+                   for frac, v in report["memory_curve"].items()]), "",
+           "## Failure risk: ROC AUC (coach, fitted with 5-fold CV by task) vs. baselines", ""]
+    rows = []
+    for s in scopes:
+        for label in ["t3", "t5", "t10", "f25", "f50", "f75"]:
+            rows.append([s, label + (" (fraction: leaks run length)" if label.startswith("f") else ""),
+                         d[s].get(f"n_{label}"), d[s].get(f"failure_rate_{label}"), d[s].get(f"auc_{label}"),
+                         d[s].get(f"auc_{label}_default_weights"), d[s].get(f"auc_{label}_seed"),
+                         d[s].get(f"auc_{label}_no_memory"), d[s].get(f"brier_{label}")])
+    out += [_table(["scope", "cut", "runs", "failure rate", "AUC coach", "AUC default weights", "AUC seed heuristic",
+                    "AUC no memory", "Brier coach"], rows), "",
+            "## Intervention after step 5 (runs longer than 5 steps)", "",
+            _table(["scope", "precision", "recall", "healthy interrupted", "seed precision", "seed recall"],
+                   [[s, d[s].get("intervene_precision"), d[s].get("intervene_recall"), d[s].get("healthy_interrupted"),
+                     d[s].get("intervene_precision_seed"), d[s].get("intervene_recall_seed")] for s in scopes]), "",
+            "## Next action (successful runs; normalized verb + target)", "",
+            _table(["scope", "points", "coach coverage", "coach precision", "frequency coverage",
+                    "frequency precision"],
+                   [[s, d[s].get("next_action_points"), d[s].get("next_action_coverage"),
+                     d[s].get("next_action_precision"), d[s].get("next_action_coverage_frequency"),
+                     d[s].get("next_action_precision_frequency")] for s in scopes]), "",
+            "Plots: roc_t5.png, calibration_t5.png, p5_memory.png."]
+    return "\n".join(out) + "\n"
+
+
+def plots(report: dict, out: Path) -> list[Path]:
+    scopes = list(report["files"]) + ["pooled"]
+    paths = []
+    fig, axes = plt.subplots(1, len(scopes), figsize=(4 * len(scopes), 4), squeeze=False)
+    for ax, scope in zip(axes[0], scopes, strict=True):
+        curves = report["risk_curves"][scope]["roc"]
+        for name, curve in curves.items():
+            if curve:
+                ax.plot(curve[0], curve[1], label=name)
+        ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+        ax.set_title(f"ROC after step 5: {scope}", fontsize=9)
+        ax.set_xlabel("false positive rate")
+        ax.set_ylabel("true positive rate")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "roc_t5.png")
+    fig.savefig(paths[-1], dpi=100)
+    plt.close(fig)
+
+    fig, axes = plt.subplots(1, len(scopes), figsize=(4 * len(scopes), 4), squeeze=False)
+    for ax, scope in zip(axes[0], scopes, strict=True):
+        bins = report["risk_curves"][scope]["calibration"]
+        ax.plot([0, 1], [0, 1], "k:", lw=0.8)
+        if bins:
+            ax.plot([b["predicted"] for b in bins], [b["observed"] for b in bins], "o-")
+        ax.set_title(f"Calibration after step 5: {scope}", fontsize=9)
+        ax.set_xlabel("predicted failure risk")
+        ax.set_ylabel("observed failure rate")
+    fig.tight_layout()
+    paths.append(out / "calibration_t5.png")
+    fig.savefig(paths[-1], dpi=100)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(5, 4))
+    fracs = list(report["memory_curve"])
+    for name in report["files"]:
+        ax.plot([float(f) * 100 for f in fracs], [report["memory_curve"][f][name] for f in fracs], "o-", label=name)
+    ax.set_xlabel("memory size (% of episodes)")
+    ax.set_ylabel("P@5 same domain")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    paths.append(out / "p5_memory.png")
+    fig.savefig(paths[-1], dpi=100)
+    plt.close(fig)
+    return paths
+
+
+def write(report: dict, out: Path) -> list[Path]:
+    """Write report.json, report.md and the plots into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False))
+    (out / "report.md").write_text(markdown(report))
+    return [out / "report.json", out / "report.md"] + plots(report, out)

@@ -1,0 +1,136 @@
+"""Coach over REST and sessions, on SQLite and PostgreSQL, with the real embedder and index."""
+
+from __future__ import annotations
+
+import pytest
+
+from condenser import Trajectory
+from ems_service import Runtime
+
+SITE = "https://www.opentable.com/"
+TASK = "Book a table for 2 at Luigi's on opentable"
+GOOD = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "Press ENTER", "CLICK [link] Luigi's",
+        "SELECT: 2 people [combobox] Party size", "CLICK [button] Find a table", "CLICK [button] 7:00 PM"]
+BAD = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "click[44]", "click[44]", "click[44]", "click[44]"]
+GUIDANCE_KEYS = {"intervene", "failure_risk", "confidence", "advice", "suggested_action", "rationale",
+                 "error_to_avoid", "failure_categories", "evidence", "system_message"}
+
+
+def episode(actions, success, *, task=TASK, task_id=None, errors=None) -> dict:
+    return {"task": task, "start_url": SITE, "task_id": task_id, "outcome": {"success": success, "label_source": "benchmark"},
+            "steps": [{"action": a, "error": (errors or {}).get(i)} for i, a in enumerate(actions)]}
+
+
+def bad_errors(offset=0):
+    return {i: f"Element [{40 + i + offset}] not found in the page" for i in range(2, 6)}
+
+
+@pytest.fixture
+def seeded(client):
+    eps = [episode(GOOD, True, task_id="T-good-1"),
+           episode(GOOD[:-1] + ["CLICK [button] 8:00 PM"], True, task_id="T-good-2"),
+           episode(BAD, False, task_id="T-bad-1", errors=bad_errors()),
+           episode(BAD[:5], False, task_id="T-bad-2", errors=bad_errors(3)),
+           episode(["goto[https://www.imdb.com]", "click[3]"], True, task="Find the top rated movie on imdb")]
+    res = client.post("/v1/episodes:batch", json={"episodes": eps}).json()["results"]
+    assert all(r["id"] for r in res)
+    return client
+
+
+def partial(actions, errors=None, task=TASK, task_id=None):
+    return {"task": task, "start_url": SITE, "task_id": task_id,
+            "steps": [{"action": a, "error": (errors or {}).get(i)} for i, a in enumerate(actions)]}
+
+
+def test_coach_guidance_shape_and_timing(seeded):
+    r = seeded.post("/v1/coach", json={"trajectory": partial(BAD[:4], bad_errors(7))})
+    assert r.status_code == 200, r.text
+    g = r.json()
+    assert set(g) == GUIDANCE_KEYS
+    assert g["intervene"] is True
+    assert g["system_message"]["role"] == "system" and "episode" in g["system_message"]["content"]
+    assert g["evidence"] and {"episode_id", "similarity", "success", "domain", "task", "summary"} == set(g["evidence"][0])
+    assert "element_not_found" in g["failure_categories"] or g["error_to_avoid"]
+    timing = r.headers["server-timing"]
+    assert all(part in timing for part in ("embed;dur=", "search;dur=", "risk;dur=", "guidance;dur="))
+    messages = [{"role": "user", "content": "task"}] + [g["system_message"]]
+    assert all(set(m) == {"role", "content"} for m in messages)
+
+
+def test_coach_is_silent_on_a_healthy_run_and_without_similar_evidence(seeded):
+    g = seeded.post("/v1/coach", json={"trajectory": partial(GOOD[:3])}).json()
+    assert g["intervene"] is False and g["system_message"] is None and g["evidence"]
+    far = partial(["click[1]", "click[1]", "click[1]", "click[1]"], task="Renew a fishing licence in Ontario")
+    far["start_url"] = "https://www.ontario.ca"
+    g = seeded.post("/v1/coach", json={"trajectory": far}).json()
+    assert g["intervene"] is False
+
+
+def test_coach_excludes_task_id_and_other_namespaces(seeded):
+    rt: Runtime = seeded.app.state.runtime
+    other = Trajectory.model_validate(episode(BAD, False, task_id="T-other-ns", errors=bad_errors(1)))
+    other_id = rt.memory.ingest(namespace="other-fleet", trajectories=[other])[0].id
+    g = seeded.post("/v1/coach", json={"trajectory": partial(BAD[:4], bad_errors()), "exclude_task_id": "T-bad-1",
+                                       "k": 10}).json()
+    ids = {e["episode_id"] for e in g["evidence"]}
+    assert other_id not in ids
+    tasks = seeded.get("/v1/episodes", params={"limit": 50}).json()["items"]
+    bad1 = next(e["id"] for e in tasks if e["task_id"] == "T-bad-1")
+    assert bad1 not in ids and ids
+
+
+def test_session_flow_cooldown_finish_and_restart(seeded, make_client, settings):
+    s = seeded.post("/v1/sessions", json={"task": TASK, "start_url": SITE})
+    assert s.status_code == 201
+    sid = s.json()["id"]
+    r = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [{"action": a} for a in BAD[:2]]}).json()
+    assert r["n_steps"] == 2 and r["guidance"] is None
+    r = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [
+        {"action": "click[44]", "error": "Element [61] not found in the page"},
+        {"action": "click[44]", "error": "Element [62] not found in the page"}]}).json()
+    assert r["guidance"] and r["guidance"]["intervene"]
+    # the same advice is not repeated within the cooldown
+    r2 = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [
+        {"action": "click[44]", "error": "Element [63] not found in the page"}]}).json()
+    assert r2["guidance"] is None
+    coaching = seeded.get(f"/v1/sessions/{sid}/coaching").json()
+    assert set(coaching) == GUIDANCE_KEYS and coaching["failure_risk"] >= 0.4
+
+    with make_client(settings) as again:  # a second process on the same database: the session survives
+        assert again.get(f"/v1/sessions/{sid}").json()["n_steps"] == 5
+        fin = again.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": False, "label_source": "judge"}})
+        assert fin.status_code == 200, fin.text
+        episode_id = fin.json()["episode_id"]
+        res = again.post("/v1/search", json={"text": TASK, "k": 10}).json()["results"]
+        assert episode_id in [x["id"] for x in res]
+        assert again.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": False}}).status_code == 409
+        assert again.post(f"/v1/sessions/{sid}/steps", json={"steps": [{"action": "x"}]}).status_code == 409
+
+
+def test_session_errors_and_expiry(seeded, settings):
+    assert seeded.get("/v1/sessions/nope").status_code == 404
+    assert seeded.post("/v1/sessions/nope/steps", json={"steps": [{"action": "a"}]}).status_code == 404
+    sid = seeded.post("/v1/sessions", json={"task": TASK}).json()["id"]
+    assert seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": []}).status_code == 422
+    assert seeded.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": True}}).status_code == 409
+    rt: Runtime = seeded.app.state.runtime
+    settings.coach.session_ttl_s = 0.001
+    import time
+
+    time.sleep(0.01)
+    assert seeded.get(f"/v1/sessions/{sid}").status_code == 404
+    assert rt.sessions.expire() >= 1
+
+
+def test_calibrate_fits_better_than_default_on_dev_data(client):
+    from ems_service.dataset import to_trajectory
+    from tests.conftest import dev_records
+
+    rt: Runtime = client.app.state.runtime
+    rt.settings.coach.refit_every = 0
+    records = dev_records("webcanvas.jsonl")
+    rt.memory.ingest(namespace="default", trajectories=[to_trajectory(r) for r in records])
+    metrics = rt.coach.calibrate(namespace="default", max_episodes=250)
+    assert metrics["log_loss_fitted"] < metrics["log_loss_default"]
+    assert rt.coach.risk_model("default").kind == "fitted"
+    assert rt.coach.fitted_info("default")["metrics"] == metrics
