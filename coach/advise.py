@@ -110,7 +110,10 @@ def advise(
     common_cat = categories[0].replace("_", " ") if categories else None
 
     enough_evidence = best_sim >= config.min_similarity
-    speak = enough_evidence and (risk >= config.high_risk or (risk >= config.moderate_risk and nxt is not None))
+    if model.threshold is not None:  # a fitted model knows the risk level healthy runs rarely reach
+        speak = enough_evidence and risk >= max(model.threshold, config.moderate_risk)
+    else:
+        speak = enough_evidence and (risk >= config.high_risk or (risk >= config.moderate_risk and nxt is not None))
     parts = []
     if risk >= config.moderate_risk and reasons:
         parts.append(f"Risk signals: {describe_reasons(reasons, features)}.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 
@@ -22,7 +23,20 @@ FEATURES = [
     "nb_best_sim",
     "pattern_match",
     "category_match",
+    "task_complexity",
+    "struggle",
+    "renavigate",
+    "scroll_share",
+    "nb_agent_fail_rate",
+    "success_path",
+    "failure_path",
 ]
+# Words with which agents describe being stuck, in their thoughts, observations and errors.
+_STRUGGLE = re.compile(
+    r"\b(?:still|again|unable|cannot|can't|couldn't|could not|doesn't|didn't|not (?:working|found|visible|loaded|"
+    r"available|able|showing|seem)|no (?:results|option|way)|instead|alternative|another approach|retry|try(?:ing)? "
+    r"(?:again|a different|another)|seems? (?:that|like)? ?(?:the|it|this)? ?(?:didn't|did not|isn't|is not|wasn't)|"
+    r"stuck|failed|error|wrong|mistake|blocked|captcha|not sure)\b", re.I)
 RECENT = 5
 
 
@@ -79,7 +93,29 @@ def run_features(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         own_categories.add("loop")
     if any(action_verb(s.action) == "none" for s in steps):
         own_categories.add("element_not_found")
+    texts = [" ".join(filter(None, [s.thought, s.observation, s.error])) for s in recent]
+    same_agent = [n for n in close if n.success is not None and run.agent and n.agent == run.agent]
+    if same_agent:
+        w = [max(n.similarity, 0.0) for n in same_agent]
+        agent_fail = sum(x for x, n in zip(w, same_agent, strict=True) if n.success is False) / (sum(w) or 1.0)
+    else:
+        agent_fail = nb_fail
+    verbs = [action_verb(s.action) for s in steps]
+    from coach.align import match_point
+
+    def path(success: bool) -> float:
+        scores = [match_point(run, n.steps_brief)[1] * n.similarity for n in close
+                  if n.success is success and n.steps_brief and steps]
+        return max(scores, default=0.0)
+
     return {
+        "success_path": path(True),
+        "failure_path": path(False),
+        "task_complexity": min(len(run.task.split()) / 40, 1.5),
+        "struggle": sum(1 for text in texts if _STRUGGLE.search(text)) / len(texts) if texts else 0.0,
+        "renavigate": sum(1 for v in verbs[1:] if v in {"navigate", "search", "back"}) / t if t else 0.0,
+        "scroll_share": verbs.count("scroll") / t if t else 0.0,
+        "nb_agent_fail_rate": agent_fail,
         "recent_error_rate": sum(1 for s in recent if step_failed(s)) / len(recent) if recent else 0.0,
         "error_streak": min(streak, 5) / 5,
         "max_repeat": min(max(repeats.values(), default=1) - 1, 5) / 5,

@@ -32,6 +32,7 @@ class Neighbour:
     failure_categories: list[str] = field(default_factory=list)
     steps_brief: list[dict[str, Any]] = field(default_factory=list)
     verified: bool = True
+    agent: str | None = None
 
 
 class Evidence(BaseModel):

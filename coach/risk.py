@@ -23,6 +23,13 @@ DEFAULT_WEIGHTS = {
     "nb_best_sim": 0.0,
     "pattern_match": 1.0,
     "category_match": 0.5,
+    "task_complexity": 0.3,
+    "struggle": 0.8,
+    "renavigate": 0.5,
+    "scroll_share": 0.3,
+    "nb_agent_fail_rate": 0.5,
+    "success_path": -0.5,
+    "failure_path": 0.5,
 }
 DEFAULT_BIAS = -2.2
 
@@ -40,6 +47,13 @@ _LABELS = {
     "nb_best_sim": "similarity of the closest past run",
     "pattern_match": "errors that similar failed runs also hit",
     "category_match": "a failure category seen in similar failed runs",
+    "task_complexity": "a long, constrained task",
+    "struggle": "the agent's own words say it is stuck",
+    "renavigate": "restarting navigation or search",
+    "scroll_share": "scrolling around",
+    "nb_agent_fail_rate": "this agent failed on similar tasks",
+    "success_path": "on the path of a similar success",
+    "failure_path": "on the path of a similar failure",
 }
 
 
@@ -56,6 +70,7 @@ class RiskModel:
     mean: dict[str, float] = field(default_factory=dict)
     scale: dict[str, float] = field(default_factory=dict)
     kind: str = "default"
+    threshold: float | None = None  # fitted: the risk above which at most the healthy budget of successes lie
 
     def _z(self, features: dict[str, float]) -> dict[str, float]:
         return {
@@ -72,20 +87,26 @@ class RiskModel:
         return risk, reasons
 
     def to_dict(self) -> dict:
-        return {"weights": self.weights, "bias": self.bias, "mean": self.mean, "scale": self.scale, "kind": self.kind}
+        return {"weights": self.weights, "bias": self.bias, "mean": self.mean, "scale": self.scale, "kind": self.kind,
+                "threshold": self.threshold}
 
     @classmethod
     def from_dict(cls, data: dict) -> RiskModel:
         return cls(weights=dict(data["weights"]), bias=float(data["bias"]), mean=dict(data.get("mean", {})),
-                   scale=dict(data.get("scale", {})), kind=data.get("kind", "fitted"))
+                   scale=dict(data.get("scale", {})), kind=data.get("kind", "fitted"), threshold=data.get("threshold"))
 
 
 def describe_reasons(reasons: list[tuple[str, float]], features: dict[str, float], limit: int = 3) -> str:
     return "; ".join(f"{_LABELS.get(n, n)} ({features.get(n, 0.0):.2f})" for n, _ in reasons[:limit])
 
 
-def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 1.0, iterations: int = 50) -> RiskModel:
-    """Logistic regression (Newton's method, L2 on standardized features) of failure on features."""
+def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 5.0, iterations: int = 50,
+        healthy_budget: float | None = 0.1) -> RiskModel:
+    """Logistic regression (Newton's method, L2 on standardized features) of failure on features.
+
+    With `healthy_budget`, the model also carries an intervention threshold: the risk that at most that share
+    of the successful training prefixes reach, so the coach interrupts few healthy runs whatever the base rate.
+    """
     if len(samples) < 10 or len(set(labels)) < 2:
         raise ValueError("need at least 10 samples with both outcomes to fit")
     x = np.array([[s.get(n, 0.0) for n in FEATURES] for s in samples], dtype=np.float64)
@@ -106,13 +127,17 @@ def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 1.0, 
         w -= step
         if np.abs(step).max() < 1e-8:
             break
-    return RiskModel(
+    model = RiskModel(
         weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
         bias=float(w[0]),
         mean={n: float(v) for n, v in zip(FEATURES, mean, strict=True)},
         scale={n: float(v) for n, v in zip(FEATURES, scale, strict=True)},
         kind="fitted",
     )
+    if healthy_budget is not None:
+        healthy = _sigmoid(z[y == 0] @ w)
+        model.threshold = float(np.quantile(healthy, 1 - healthy_budget)) if len(healthy) else None
+    return model
 
 
 def log_loss(probabilities: list[float], labels: list[int]) -> float:

@@ -176,7 +176,7 @@ def eval_(
 
     settings = _settings()
     c = settings.coach
-    config = EvalConfig(seed=seed, k=k, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
+    config = EvalConfig(seed=seed, k=k, domain_boost=c.domain_boost, healthy_budget=c.healthy_budget, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
                                                           min_similarity=c.min_similarity,
                                                           cooldown_steps=c.cooldown_steps))
     embedder = Embedder(settings.embedder.model_path, batch_size=settings.embedder.batch_size,

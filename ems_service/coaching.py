@@ -50,6 +50,7 @@ def to_neighbour(hit: SearchHit) -> Neighbour:
         id=r.id, similarity=hit.similarity, success=r.success, domain=r.domain, task=r.task, summary=r.summary,
         trust=r.trust, n_steps=r.n_steps, error_patterns=list(r.error_patterns or []),
         failure_categories=list(r.failure_categories or []), steps_brief=list(r.steps_brief or []),
+        agent=r.agent,
     )
 
 
@@ -91,7 +92,7 @@ class CoachService:
         vector = self.memory.embedder.embed([self.memory.query_text(trajectory=run)])[0]
         t1 = time.perf_counter()
         hits = self.memory.search_vector(namespace=namespace, vector=vector, k=k, domain=domain,
-                                         exclude_task_id=exclude_task_id)
+                                         exclude_task_id=exclude_task_id, prefer_domain=run.domain)
         if timings is not None:
             timings.embed += (t1 - t0) * 1000
             timings.search += (time.perf_counter() - t1) * 1000
@@ -186,7 +187,7 @@ class CoachService:
                 if len(trajectory.steps) <= t:
                     continue
                 run = PartialRun(task=trajectory.task, steps=trajectory.steps[:t], domain=trajectory.domain,
-                                 start_url=trajectory.start_url)
+                                 start_url=trajectory.start_url, agent=trajectory.agent)
                 nbs = [n for n in self.neighbours(namespace=namespace, run=run, k=k + 10)
                        if n.id != record.id and n.task != record.task][:k]
                 samples.append((run_features(run, nbs, min_similarity=self.settings.coach.min_similarity),
@@ -204,7 +205,8 @@ class CoachService:
             train = [s for s in samples if s not in held]
             if len({y for _, y, _ in train}) < 2 or len({y for _, y, _ in held}) < 2:
                 raise ValueError("need failed and successful episodes in both the training and held-out sets")
-            fitted = fit([f for f, _, _ in train], [y for _, y, _ in train])
+            budget = self.settings.coach.healthy_budget
+            fitted = fit([f for f, _, _ in train], [y for _, y, _ in train], healthy_budget=budget)
             default = RiskModel()
             y_held = [y for _, y, _ in held]
             metrics = {
@@ -213,7 +215,7 @@ class CoachService:
                 "log_loss_default": round(log_loss([default.score(f)[0] for f, _, _ in held], y_held), 4),
                 "failure_rate": round(sum(y for _, y, _ in samples) / len(samples), 4),
             }
-            fitted = fit([f for f, _, _ in samples], [y for _, y, _ in samples])  # final model on everything
+            fitted = fit([f for f, _, _ in samples], [y for _, y, _ in samples], healthy_budget=budget)  # final
             with self.store.session() as s:
                 row = s.get(RiskModelRecord, namespace)
                 if row is None:

@@ -46,6 +46,8 @@ class CoachSettings(BaseModel):
     high_risk: float = Field(0.65, ge=0, le=1)
     moderate_risk: float = Field(0.40, ge=0, le=1)
     min_similarity: float = Field(0.55, ge=-1, le=1)
+    healthy_budget: float = Field(0.10, gt=0, lt=1, description="share of healthy runs a fitted model may interrupt")
+    domain_boost: float = Field(0.25, ge=0, le=2, description="similarity bonus for evidence from the run's own site")
     cooldown_steps: int = Field(3, ge=0)
     refit_every: int = Field(200, ge=0, description="refit the risk model after this many new episodes (0: never)")
     session_ttl_s: float = Field(24 * 3600, gt=0)

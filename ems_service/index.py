@@ -162,6 +162,24 @@ class NamespaceIndex:
             scores, ids = self.index.search(q, min(k, total), params=params)
         return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
 
+    def search_preferring_domain(
+        self, query: np.ndarray, k: int, *, domain: str | None, boost: float, exclude_task_id: str | None = None,
+        success: bool | None = None,
+    ) -> list[Hit]:
+        """Top-k by cosine + `boost` for episodes of the query's own site (the coach's retrieval).
+
+        Two exact searches (same site, and all) merged, so an episode of the same site ranks above one from
+        elsewhere unless the other is more than `boost` more similar. Hits keep their true cosine.
+        """
+        hits = self.search(query, k, exclude_task_id=exclude_task_id, success=success)
+        if not domain or boost <= 0:
+            return hits
+        same = self.search(query, k, domain=domain, exclude_task_id=exclude_task_id, success=success)
+        same_ids = {h.id for h in same}
+        merged = [(h.score + boost, h) for h in same] + [(h.score, h) for h in hits if h.id not in same_ids]
+        merged.sort(key=lambda x: (-x[0], x[1].id))
+        return [h for _, h in merged[:k]]
+
     # -- snapshots ------------------------------------------------------------------------------------------
 
     def save(self, path: Path, *, model: str) -> None:

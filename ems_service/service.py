@@ -205,14 +205,21 @@ class MemoryService:
         exclude_task_id: str | None = None,
         min_similarity: float | None = None,
         touch: bool = True,
+        prefer_domain: str | None = None,
     ) -> list[SearchHit]:
-        """Nearest stored episodes of `vector`, filtered, with their rows."""
+        """Nearest stored episodes of `vector`, filtered, with their rows.
+
+        `prefer_domain` ranks that site's episodes up by EMS_COACH__DOMAIN_BOOST (the coach's retrieval).
+        """
         if k > self.settings.limits.max_k:
             raise LimitExceeded(f"k={k} exceeds the limit {self.settings.limits.max_k} (EMS_LIMITS__MAX_K)")
         dom = domain_of(domain) or domain.lower() if domain else None
-        hits = self.vectors.namespace(namespace).search(
-            vector, k, domain=dom, success=success, exclude_task_id=exclude_task_id
-        )
+        index = self.vectors.namespace(namespace)
+        if prefer_domain and dom is None:
+            hits = index.search_preferring_domain(vector, k, domain=prefer_domain, boost=self.settings.coach.domain_boost,
+                                                  exclude_task_id=exclude_task_id, success=success)
+        else:
+            hits = index.search(vector, k, domain=dom, success=success, exclude_task_id=exclude_task_id)
         if min_similarity is not None:
             hits = [h for h in hits if h.score >= min_similarity]
         records = self.store.get_many(namespace, [h.id for h in hits])

@@ -39,6 +39,8 @@ class EvalConfig:
     seed: int = 0
     k: int = 8
     folds: int = 5
+    domain_boost: float = 0.25
+    healthy_budget: float = 0.1
     max_next_action_steps: int = 15
     coach: CoachConfig = field(default_factory=CoachConfig)
 
@@ -90,27 +92,30 @@ class _Vectors:
 class _Memory:
     """A real FAISS index over a set of items; searches leave out the query's own task."""
 
-    def __init__(self, items: list[Item], members: list[int], vectors: _Vectors) -> None:
+    def __init__(self, items: list[Item], members: list[int], vectors: _Vectors, boost: float) -> None:
         self.items = items
+        self.boost = boost
         self.index = NamespaceIndex(vectors.embedder.dimension)
         self.index.add([IndexRow(i, vectors[items[i].episode.embed_text], items[i].episode.domain,
                                  items[i].success, items[i].task_key) for i in members])
 
     def neighbours(self, query: np.ndarray, item: Item, k: int) -> list[Neighbour]:
         out = []
-        for hit in self.index.search(query, k, exclude_task_id=item.task_key):
+        for hit in self.index.search_preferring_domain(query, k, domain=item.trajectory.domain, boost=self.boost,
+                                                       exclude_task_id=item.task_key):
             ep = self.items[hit.id].episode
             out.append(Neighbour(id=hit.id, similarity=hit.score, success=ep.success, domain=ep.domain, task=ep.task,
                                  summary=ep.summary, trust=ep.trust, n_steps=ep.n_steps,
                                  error_patterns=ep.error_patterns,
                                  failure_categories=[c.value for c in ep.failure_categories],
-                                 steps_brief=ep.steps_brief))
+                                 steps_brief=ep.steps_brief, agent=ep.agent))
         return out
 
 
 def _prefix(item: Item, t: int) -> PartialRun:
     tr = item.trajectory
-    return PartialRun(task=tr.task, steps=tr.steps[:t], domain=tr.domain, start_url=tr.start_url, task_id=tr.task_id)
+    return PartialRun(task=tr.task, steps=tr.steps[:t], domain=tr.domain, start_url=tr.start_url, task_id=tr.task_id,
+                      agent=tr.agent)
 
 
 def _query_text(item: Item, t: int) -> str:
@@ -164,14 +169,14 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
     texts += [_query_text(items[i], t) for i, t, _ in risk_points] + [_query_text(items[i], t) for i, t in next_points]
     vectors.prepare(texts, progress)
 
-    memory = _Memory(items, list(range(len(items))), vectors)
+    memory = _Memory(items, list(range(len(items))), vectors, config.domain_boost)
     retrieval = _retrieval(items, memory, vectors, half, config, progress)
     rng = np.random.default_rng(config.seed)
     order = rng.permutation(len(items))
     curve = {}
     for frac in MEMORY_FRACTIONS:
         members = sorted(order[: max(1, int(round(frac * len(items))))].tolist())
-        sub = memory if frac == 1.0 else _Memory(items, members, vectors)
+        sub = memory if frac == 1.0 else _Memory(items, members, vectors, config.domain_boost)
         curve[str(frac)] = {name: _retrieval(items, sub, vectors, half, config, None, only=name)[name]["p5_domain"]
                             for name in names}
     risk = _risk(items, risk_points, memory, vectors, config, names, progress)
@@ -209,18 +214,26 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
 
 
 def _retrieval(items, memory, vectors, half, config, progress, only: str | None = None) -> dict:
-    per: dict[str, dict[str, list]] = defaultdict(lambda: {"domain": [], "family": []})
+    per: dict[str, dict[str, list]] = defaultdict(lambda: {"domain": [], "family": [], "best": []})
+    members = memory.index.ids()
+    same_site: dict[str | None, Counter] = defaultdict(Counter)
+    for j in members:
+        same_site[items[j].episode.domain][items[j].task_key] += 1
     for i, it in enumerate(items):
         if only is not None and it.file != only:
             continue
         hits = memory.neighbours(vectors[_query_text(it, half[i])], it, 5)
         dom = [items[h.id].episode.domain == it.episode.domain for h in hits]
+        site = same_site[it.episode.domain]
+        available = sum(site.values()) - site[it.task_key]  # same-site runs of other tasks in memory
         for key in (it.file, "pooled"):
             per[key]["domain"].append(dom)
+            per[key]["best"].append([True] * min(5, available))
             if it.family:
                 per[key]["family"].append([items[h.id].family == it.family for h in hits])
     return {name: {"p1_domain": _round(precision_at_k(v["domain"], 1)), "p5_domain": _round(precision_at_k(v["domain"], 5)),
                    "mrr_domain": _round(mrr(v["domain"])), "p5_family": _round(precision_at_k(v["family"], 5)),
+                   "p5_domain_achievable": _round(precision_at_k(v["best"], 5)),
                    "retrieval_queries": len(v["domain"])}
             for name, v in per.items()}
 
@@ -268,7 +281,7 @@ def _risk(items, points, memory, vectors, config, names, progress) -> dict:
             "calibration": calibration_bins([scores[j] for j in t5], y5),
         }
         summary[scope] = out
-    return {"summary": summary, "curves": curves}
+    return {"summary": summary, "curves": curves, "samples": samples}
 
 
 def _cross_validated(samples: list[dict], config: EvalConfig, key: str) -> list[float]:
@@ -278,7 +291,7 @@ def _cross_validated(samples: list[dict], config: EvalConfig, key: str) -> list[
     for fold in range(config.folds):
         train = [s for s in samples if s["fold"] != fold and s["label"] in train_labels]
         try:
-            model = fit([s[key] for s in train], [s["y"] for s in train])
+            model = fit([s[key] for s in train], [s["y"] for s in train], healthy_budget=config.healthy_budget)
         except ValueError:
             model = RiskModel()
         for j, s in enumerate(samples):
@@ -328,22 +341,29 @@ def _next_action(items, points, memory, vectors, config, names, progress) -> dic
         guess = next_action(run, nbs, min_similarity=config.coach.min_similarity)
         freq = Counter(acts[t] for key, acts in by_domain[it.episode.domain] if key != it.task_key and len(acts) > t)
         baseline = min(freq.items(), key=lambda kv: (-kv[1], kv[0]))[0] if freq else None
+        targeted = " " in truth  # the true action names a target; bare `click`/`scroll` carry nothing to match
         for scope in (it.file, "pooled"):
             c = stats[scope]
-            c["total"] += 1
-            c["spoke"] += guess is not None
-            c["hit"] += guess is not None and guess.norm == truth
-            c["freq_spoke"] += baseline is not None
-            c["freq_hit"] += baseline == truth
+            for prefix, count in (("", True), ("t_", targeted)):
+                if not count:
+                    continue
+                c[prefix + "total"] += 1
+                c[prefix + "spoke"] += guess is not None
+                c[prefix + "hit"] += guess is not None and guess.norm == truth
+                c[prefix + "freq_spoke"] += baseline is not None
+                c[prefix + "freq_hit"] += baseline == truth
         if progress and n % 500 == 0:
             progress("next action", n + 1, len(points))
     out = {}
     for scope, c in stats.items():
-        out[scope] = {
-            "next_action_points": c["total"],
-            "next_action_coverage": _round(c["spoke"] / c["total"]) if c["total"] else None,
-            "next_action_precision": _round(c["hit"] / c["spoke"]) if c["spoke"] else None,
-            "next_action_coverage_frequency": _round(c["freq_spoke"] / c["total"]) if c["total"] else None,
-            "next_action_precision_frequency": _round(c["freq_hit"] / c["freq_spoke"]) if c["freq_spoke"] else None,
-        }
+        row = {}
+        for prefix, tag in (("t_", ""), ("", "_all")):
+            row[f"next_action_points{tag}"] = c[prefix + "total"]
+            row[f"next_action_coverage{tag}"] = _round(c[prefix + "spoke"] / c[prefix + "total"]) if c[prefix + "total"] else None
+            row[f"next_action_precision{tag}"] = _round(c[prefix + "hit"] / c[prefix + "spoke"]) if c[prefix + "spoke"] else None
+            row[f"next_action_coverage_frequency{tag}"] = (
+                _round(c[prefix + "freq_spoke"] / c[prefix + "total"]) if c[prefix + "total"] else None)
+            row[f"next_action_precision_frequency{tag}"] = (
+                _round(c[prefix + "freq_hit"] / c[prefix + "freq_spoke"]) if c[prefix + "freq_spoke"] else None)
+        out[scope] = row
     return out

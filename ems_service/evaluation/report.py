@@ -36,9 +36,11 @@ def markdown(report: dict) -> str:
            "Headline = mean of the per-file figures (– where a file has no labels for a figure).", "",
            "## Headline", "", _table(["metric", "value"], [[k, v] for k, v in h.items()]), "",
            "## Retrieval (query = task + first 50% of steps; own task excluded)", "",
-           _table(["scope", "P@1 domain", "P@5 domain", "MRR domain", "P@5 task_family", "queries"],
-                  [[s, d[s].get("p1_domain"), d[s].get("p5_domain"), d[s].get("mrr_domain"), d[s].get("p5_family"),
-                    d[s].get("retrieval_queries")] for s in scopes]), "",
+           _table(["scope", "P@1 domain", "P@5 domain", "P@5 achievable", "MRR domain", "P@5 task_family", "queries"],
+                  [[s, d[s].get("p1_domain"), d[s].get("p5_domain"), d[s].get("p5_domain_achievable"),
+                    d[s].get("mrr_domain"), d[s].get("p5_family"), d[s].get("retrieval_queries")] for s in scopes]), "",
+           "P@5 achievable = the share of the top 5 that could be from the same site at all (same-site runs of "
+           "other tasks in memory, at most 5).", "",
            "P@5 (domain) against memory size:", "",
            _table(["memory"] + list(report["files"]),
                   [[f"{float(frac) * 100:.0f}%"] + [v.get(n) for n in report["files"]]
@@ -58,11 +60,13 @@ def markdown(report: dict) -> str:
                    [[s, d[s].get("intervene_precision"), d[s].get("intervene_recall"), d[s].get("healthy_interrupted"),
                      d[s].get("intervene_precision_seed"), d[s].get("intervene_recall_seed")] for s in scopes]), "",
             "## Next action (successful runs; normalized verb + target)", "",
-            _table(["scope", "points", "coach coverage", "coach precision", "frequency coverage",
+            "Headline: steps whose true action names a target (`click gift cards`, `type boston`); `all` also "
+            "counts bare verbs (`click[82]` -> `click`, `scroll`), which any guess of the majority verb matches.", "",
+            _table(["scope", "steps", "points", "coach coverage", "coach precision", "frequency coverage",
                     "frequency precision"],
-                   [[s, d[s].get("next_action_points"), d[s].get("next_action_coverage"),
-                     d[s].get("next_action_precision"), d[s].get("next_action_coverage_frequency"),
-                     d[s].get("next_action_precision_frequency")] for s in scopes]), "",
+                   [[s, tag or "targeted", d[s].get(f"next_action_points{tag}"), d[s].get(f"next_action_coverage{tag}"),
+                     d[s].get(f"next_action_precision{tag}"), d[s].get(f"next_action_coverage_frequency{tag}"),
+                     d[s].get(f"next_action_precision_frequency{tag}")] for s in scopes for tag in ("", "_all")]), "",
             "Plots: roc_t5.png, calibration_t5.png, p5_memory.png."]
     return "\n".join(out) + "\n"
 

@@ -40,7 +40,7 @@ def test_memory_never_returns_the_query_task(files, embedder):
     assert rejected == {"wc.jsonl": 0, "abp.jsonl": 1}
     vectors = _Vectors(embedder)
     vectors.prepare([it.episode.embed_text for it in items])
-    memory = _Memory(items, list(range(len(items))), vectors)
+    memory = _Memory(items, list(range(len(items))), vectors, 0.25)
     repeated = [it for it in items if sum(o.task_key == it.task_key for o in items) > 1]
     assert repeated, "webcanvas has several runs of the same task"
     for it in repeated[:15]:
