@@ -14,7 +14,7 @@ from sqlalchemy import select
 from coach import CoachConfig, Guidance, Neighbour, PartialRun, RiskModel, advise, fit, log_loss, run_features
 from ems_service.config import Settings
 from ems_service.service import MemoryService, SearchHit
-from ems_service.store import utcnow
+from ems_service.store import unpack_trajectory, utcnow
 from ems_service.tables import EpisodeRecord, RiskModelRecord
 
 logger = logging.getLogger(__name__)
@@ -174,26 +174,31 @@ class CoachService:
         rows = sorted(rows, key=lambda i: hashlib.sha256(str(i).encode()).hexdigest())[:max_episodes]
         samples: list[tuple[dict, int, int]] = []
         k = self.settings.coach.k
-        for done, episode_id in enumerate(rows):
+        min_sim = self.settings.coach.min_similarity
+        chunk = 64
+        for start in range(0, len(rows), chunk):
             if self._stopping.is_set():
                 raise ValueError("the service is stopping")
-            record = self.store.get(namespace, episode_id)
-            if record is None:
-                continue
-            from ems_service.store import unpack_trajectory
-
-            trajectory = unpack_trajectory(record.trajectory)
-            for t in PREFIX_STEPS:
-                if len(trajectory.steps) <= t:
+            records = self.store.get_many(namespace, rows[start : start + chunk])
+            runs: list[tuple[PartialRun, EpisodeRecord]] = []
+            for episode_id in rows[start : start + chunk]:
+                record = records.get(episode_id)
+                if record is None:
                     continue
-                run = PartialRun(task=trajectory.task, steps=trajectory.steps[:t], domain=trajectory.domain,
-                                 start_url=trajectory.start_url, agent=trajectory.agent)
-                nbs = [n for n in self.neighbours(namespace=namespace, run=run, k=k + 10)
-                       if n.id != record.id and n.task != record.task][:k]
-                samples.append((run_features(run, nbs, min_similarity=self.settings.coach.min_similarity),
-                                int(record.success is False), record.id))
+                trajectory = unpack_trajectory(record.trajectory)
+                for t in PREFIX_STEPS:
+                    if len(trajectory.steps) > t:
+                        runs.append((PartialRun(task=trajectory.task, steps=trajectory.steps[:t],
+                                                domain=trajectory.domain, start_url=trajectory.start_url,
+                                                agent=trajectory.agent), record))
+            vectors = self.memory.embedder.embed([self.memory.query_text(trajectory=run) for run, _ in runs])
+            for (run, record), vector in zip(runs, vectors, strict=True):
+                hits = self.memory.search_vector(namespace=namespace, vector=vector, k=k + 10, touch=False,
+                                                 prefer_domain=run.domain)
+                nbs = [to_neighbour(h) for h in hits if h.record.id != record.id and h.record.task != record.task][:k]
+                samples.append((run_features(run, nbs, min_similarity=min_sim), int(record.success is False), record.id))
             if progress:
-                progress(done + 1, len(rows))
+                progress(min(start + chunk, len(rows)), len(rows))
         return samples
 
     def calibrate(self, *, namespace: str, max_episodes: int = 1500,
