@@ -84,7 +84,10 @@ def plots(report: dict, out: Path) -> list[Path]:
         ax.set_title(f"ROC after step 5: {scope}", fontsize=9)
         ax.set_xlabel("false positive rate")
         ax.set_ylabel("true positive rate")
-        ax.legend(fontsize=7)
+        if any(curves.values()):
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "one outcome only:\nno ROC", ha="center", va="center", fontsize=8)
     fig.tight_layout()
     paths.append(out / "roc_t5.png")
     fig.savefig(paths[-1], dpi=100)
