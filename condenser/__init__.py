@@ -1,6 +1,8 @@
 """condenser: trajectory -> Episode. Pure Python and pydantic; no I/O."""
 
-from condenser.condense import condense, trajectory_hash, trust_of
+from condenser.condense import VERIFIED_SOURCES, condense, is_verified, trajectory_hash, trust_of
+from condenser.intent import INTENTS, classify_intent
+from condenser.lessons import LessonCandidate, command_of, extract_lessons
 from condenser.models import ActionCall, Episode, FailureCategory, Outcome, Step, Trajectory, domain_of
 from condenser.patterns import (
     action_target,
@@ -16,6 +18,13 @@ from condenser.redact import redact_text, redact_trajectory
 from condenser.summary import embed_text, summarize, url_pattern
 
 __all__ = [
+    "INTENTS",
+    "VERIFIED_SOURCES",
+    "LessonCandidate",
+    "classify_intent",
+    "command_of",
+    "extract_lessons",
+    "is_verified",
     "ActionCall",
     "Episode",
     "FailureCategory",

@@ -7,7 +7,8 @@ import json
 import logging
 from collections.abc import Callable
 
-from condenser.models import Episode, Trajectory
+from condenser.intent import classify_intent
+from condenser.models import Episode, Trajectory, domain_of
 from condenser.patterns import describe_action, error_patterns, failure_categories, normalize_action
 from condenser.redact import redact_trajectory
 from condenser.summary import embed_text, summarize, url_pattern
@@ -21,6 +22,14 @@ _SOURCE_TRUST = {"self": 1.0, "import": 0.9, "seed": 0.8}
 def trust_of(label_source: str, source: str) -> float:
     """Evidence weight in [0, 1]: human > benchmark > judge > self_report; seed < import < self."""
     return round(_LABEL_TRUST.get(label_source, 0.5) * _SOURCE_TRUST.get(source, 0.8), 4)
+
+
+VERIFIED_SOURCES = frozenset({"judge", "human", "benchmark"})
+
+
+def is_verified(label_source: str, flag: bool = False) -> bool:
+    """Trust gate: only judge, human or benchmark labels (or an explicit verified flag) count as verified."""
+    return flag or label_source in VERIFIED_SOURCES
 
 
 def trajectory_hash(trajectory: Trajectory) -> str:
@@ -57,7 +66,8 @@ def condense(
                 summary = better[:2000]
         except Exception as exc:  # noqa: BLE001 - any summarizer failure falls back to the template
             logger.warning("summarizer failed, using the deterministic summary: %s", type(exc).__name__)
-    first_url = clean.start_url or next((s.url for s in clean.steps if s.url), None)
+    on_site = [u for u in [clean.start_url] + [s.url for s in clean.steps] if u]
+    first_url = next((u for u in on_site if clean.domain and (domain_of(u) or "").endswith(clean.domain)), None)
     return Episode(
         namespace=namespace,
         trajectory_hash=trajectory_hash(clean),
@@ -75,6 +85,8 @@ def condense(
         n_steps=len(clean.steps),
         actions=clean.actions,
         steps_brief=steps_brief(clean),
+        intent=classify_intent(clean.task),
+        verified=is_verified(clean.outcome.label_source, clean.outcome.verified),
         agent=clean.agent,
         model=clean.model,
         task_id=clean.task_id,

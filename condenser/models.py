@@ -87,6 +87,7 @@ class Outcome(BaseModel):
     success: bool | None = None
     label_source: LabelSource = "self_report"
     status: str | None = None
+    verified: bool = False
 
 
 def domain_of(url: str | None) -> str | None:
@@ -161,6 +162,8 @@ class Episode(BaseModel):
     n_steps: int
     actions: list[str]
     steps_brief: list[dict[str, Any]] = Field(default_factory=list)
+    intent: str = "other"
+    verified: bool = False
     agent: str | None = None
     model: str | None = None
     task_id: str | None = None

@@ -82,7 +82,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         finally:
             runtime.close()
 
-    from ems_service.routes import coach, episodes, search, system
+    from ems_service.routes import coach, episodes, memory, search, system
 
     app = FastAPI(
         title="WebCoach EMS",
@@ -96,6 +96,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(episodes.router)
     app.include_router(search.router)
     app.include_router(coach.router)
+    app.include_router(memory.router)
     app.add_middleware(RequestContext, max_body_bytes=settings.limits.max_body_bytes)
     app.state.settings = settings
     return app

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import select
 
 from coach import CoachConfig, Guidance, Neighbour, PartialRun, RiskModel, advise, fit, log_loss, run_features
+from condenser import is_verified
 from ems_service.config import Settings
 from ems_service.service import MemoryService, SearchHit
 from ems_service.store import unpack_trajectory, utcnow
@@ -50,7 +51,7 @@ def to_neighbour(hit: SearchHit) -> Neighbour:
         id=r.id, similarity=hit.similarity, success=r.success, domain=r.domain, task=r.task, summary=r.summary,
         trust=r.trust, n_steps=r.n_steps, error_patterns=list(r.error_patterns or []),
         failure_categories=list(r.failure_categories or []), steps_brief=list(r.steps_brief or []),
-        agent=r.agent,
+        agent=r.agent, verified=is_verified(r.label_source, bool(r.verified)),
     )
 
 
@@ -70,6 +71,7 @@ class CoachService:
         self._stopping = threading.Event()
         self._refit_thread: threading.Thread | None = None
         memory.on_ingest.append(self._count_ingest)
+        self.lessons = None  # set by the runtime: tier-2 lessons for runs whose last step failed
 
     def close(self) -> None:
         """Stop a background refit (it aborts between episodes) and wait for it."""
@@ -106,6 +108,9 @@ class CoachService:
         self.memory.check_query(text=None, k=k or self.settings.coach.k)
         neighbours = self.neighbours(namespace=namespace, run=run, k=k or self.settings.coach.k,
                                      exclude_task_id=exclude_task_id, domain=domain, timings=timings)
+        if lessons is None and self.lessons is not None and run.steps and run.steps[-1].failed:
+            last = run.steps[-1]
+            lessons = [r.lesson for r in self.lessons.recall_error(namespace, command=last.action, error=last.error)]
         t0 = time.perf_counter()
         model = self.risk_model(namespace)
         features = run_features(run, neighbours, min_similarity=self.settings.coach.min_similarity)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from ems_service.coaching import CoachService
 from ems_service.config import Settings
 from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
+from ems_service.experience import ExperienceService
 from ems_service.index import set_threads
+from ems_service.lessons import LessonService
 from ems_service.llm import build_llm
 from ems_service.service import MemoryService
 from ems_service.sessions import SessionService
@@ -39,6 +42,11 @@ class Runtime:
                                     summarize_fn=summarize_fn)
         self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
         self.sessions = SessionService(memory=self.memory, coach=self.coach)
+        self.lessons = LessonService(self.store)
+        self.experience = ExperienceService(self.store)
+        self.coach.lessons = self.lessons
+        self.memory.on_new_episodes.append(self._learn_lessons)
+        self._last_prune = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.ready = False
@@ -46,6 +54,8 @@ class Runtime:
     def start(self, *, background: bool = True) -> Runtime:
         """Open every namespace's index (snapshot + catch-up, or rebuild) and start maintenance."""
         self.vectors.open_all()
+        self.lessons.ensure_seeds("default")
+        self._prune()
         if background:
             self._thread = threading.Thread(target=self._loop, name="ems-maintenance", daemon=True)
             self._thread.start()
@@ -57,6 +67,19 @@ class Runtime:
         self.memory.flush_touches()
         self.vectors.snapshot()
         self.sessions.expire()
+        if time.time() - self._last_prune > 86400:
+            self._prune()
+
+    def _prune(self) -> None:
+        self._last_prune = time.time()
+        self.lessons.prune()
+
+    def _learn_lessons(self, namespace: str, episodes: list) -> None:  # noqa: ANN001 - condenser Episodes
+        for episode in episodes:
+            try:
+                self.lessons.learn(namespace, episode.trajectory)
+            except Exception:  # noqa: BLE001 - lessons are derived data; never fail an acknowledged ingest
+                logger.exception("lesson extraction failed for one episode")
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.index.snapshot_every_s):

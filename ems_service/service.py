@@ -56,6 +56,7 @@ class MemoryService:
         self._touch_lock = threading.Lock()
         self._touches: dict[str, Counter[int]] = {}
         self.on_ingest: list[Callable[[str, int], None]] = []
+        self.on_new_episodes: list[Callable[[str, list[Episode]], None]] = []
 
     # -- validation -----------------------------------------------------------------------------------------
 
@@ -133,6 +134,8 @@ class MemoryService:
         logger.info("ingest %s: %d inserted, %d deduplicated, %d rejected", namespace, inserted, len(dup_ids),
                     sum(1 for r in results if r and r.error))
         if inserted:
+            for hook in self.on_new_episodes:
+                hook(namespace, [ep for _, ep in fresh.values()])
             self.evict_if_needed(namespace)
             for hook in self.on_ingest:
                 hook(namespace, inserted)
@@ -187,6 +190,22 @@ class MemoryService:
         if not deleted:
             raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")
         self.vectors.remove(namespace, deleted)
+
+    def relabel(self, *, namespace: str, episode_id: int, success: bool | None, label_source: str,
+                verified: bool = False) -> EpisodeRecord:
+        """A later verdict (e.g. a judge contradicting a self-report): relabel, record, re-index the label."""
+        from condenser import is_verified, trust_of
+
+        current = self.get(namespace=namespace, episode_id=episode_id)
+        done = self.store.relabel(namespace, episode_id, success=success, label_source=label_source,
+                                  verified=is_verified(label_source, verified),
+                                  trust=trust_of(label_source, current.source))
+        if done is None:
+            raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")
+        row, _ = done
+        vector = np.frombuffer(row.embedding, dtype=np.float32, count=row.embedding_dim)
+        self.vectors.add(namespace, [IndexRow(row.id, vector, row.domain, row.success, row.task_id)])
+        return row
 
     def query_text(self, *, text: str | None = None, trajectory: Trajectory | None = None) -> str:
         """The text embedded for a search: given text, or a (partial) run rendered like an episode."""

@@ -136,6 +136,8 @@ class Store:
                 n_steps=ep.n_steps,
                 actions=ep.actions,
                 steps_brief=ep.steps_brief,
+                intent=ep.intent,
+                verified=ep.verified,
                 agent=ep.agent,
                 model=ep.model,
                 task_id=ep.task_id,
@@ -291,6 +293,35 @@ class Store:
             ]
 
     # -- events and stats -----------------------------------------------------------------------------------
+
+    def events(self, namespace: str, *, type_: str | None, since: datetime | None, until: datetime | None,
+               after_id: int | None, limit: int) -> list[EventRecord]:
+        q = select(EventRecord).where(EventRecord.namespace == namespace)
+        if type_:
+            q = q.where(EventRecord.type == type_)
+        if since:
+            q = q.where(EventRecord.created_at >= since)
+        if until:
+            q = q.where(EventRecord.created_at < until)
+        if after_id is not None:
+            q = q.where(EventRecord.id > after_id)
+        with self.session() as s:
+            return list(s.scalars(q.order_by(EventRecord.id).limit(limit)))
+
+    def relabel(self, namespace: str, episode_id: int, *, success: bool | None, label_source: str,
+                verified: bool, trust: float) -> tuple[EpisodeRecord, dict] | None:
+        """Change an episode's outcome label; returns the row and what it was before."""
+        with self.session() as s:
+            row = s.scalar(select(EpisodeRecord).where(EpisodeRecord.namespace == namespace,
+                                                       EpisodeRecord.id == episode_id).with_for_update())
+            if row is None:
+                return None
+            before = {"success": row.success, "label_source": row.label_source, "verified": row.verified}
+            row.success, row.label_source, row.verified, row.trust = success, label_source, verified, trust
+            s.add(EventRecord(namespace=namespace, type="episode_relabelled", created_at=utcnow(),
+                              data={"episode_id": episode_id, "before": before,
+                                    "after": {"success": success, "label_source": label_source, "verified": verified}}))
+        return row, before
 
     def record_event(self, namespace: str, type_: str, data: dict) -> None:
         with self.session() as s:

@@ -17,6 +17,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -63,6 +64,8 @@ class EpisodeRecord(Base):
     n_steps: Mapped[int] = mapped_column(Integer)
     actions: Mapped[list] = mapped_column(JSON)
     steps_brief: Mapped[list] = mapped_column(JSON, server_default="[]")
+    intent: Mapped[str] = mapped_column(String(16), server_default="other")
+    verified: Mapped[bool] = mapped_column(Boolean, server_default=false())
     agent: Mapped[str | None] = mapped_column(String(255))
     model: Mapped[str | None] = mapped_column(String(255))
     task_id: Mapped[str | None] = mapped_column(String(255))
@@ -132,3 +135,40 @@ class RiskModelRecord(Base):
     metrics: Mapped[dict] = mapped_column(JSON)
     n_episodes: Mapped[int] = mapped_column(Integer)
     fitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LessonRecord(Base):
+    """A short lesson: seed, or learned from failure -> recovery patterns at ingest."""
+
+    __tablename__ = "lessons"
+    __table_args__ = (Index("ix_lessons_namespace_command", "namespace", "failed_command"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    lesson: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(32))
+    failed_command: Mapped[str | None] = mapped_column(String(64))
+    error_pattern: Mapped[str | None] = mapped_column(Text)
+    domain: Mapped[str | None] = mapped_column(String(255))
+    use_count: Mapped[int] = mapped_column(Integer, server_default="1")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_used: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(16))
+    triggered_domains: Mapped[list] = mapped_column(JSON)
+    recovery: Mapped[list] = mapped_column(JSON)
+    generic: Mapped[bool] = mapped_column(Boolean, server_default=false())
+
+
+class FactRecord(Base):
+    """Facts about a (domain, intent): selectors, interaction hints, blockers, anti-patterns."""
+
+    __tablename__ = "experience_facts"
+    __table_args__ = (UniqueConstraint("namespace", "domain", "intent", name="uq_experience_facts_key"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    domain: Mapped[str] = mapped_column(String(255))
+    intent: Mapped[str] = mapped_column(String(16))
+    facts: Mapped[dict] = mapped_column(JSON)
+    verified: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

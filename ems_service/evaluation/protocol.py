@@ -108,7 +108,7 @@ class _Memory:
                                  summary=ep.summary, trust=ep.trust, n_steps=ep.n_steps,
                                  error_patterns=ep.error_patterns,
                                  failure_categories=[c.value for c in ep.failure_categories],
-                                 steps_brief=ep.steps_brief, agent=ep.agent))
+                                 steps_brief=ep.steps_brief, agent=ep.agent, verified=ep.verified))
         return out
 
 

@@ -1,0 +1,133 @@
+"""Experience tiers (P1..P5) per (domain, url pattern, intent), and facts merged per (domain, intent)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+from sqlalchemy import select
+
+from condenser import classify_intent, domain_of, url_pattern
+from ems_service.errors import BadRequest, Conflict
+from ems_service.store import Store, aware, utcnow
+from ems_service.tables import EpisodeRecord, FactRecord
+
+HALF_LIFE_DAYS = 60.0
+TIERS = [("P1", 0.85), ("P2", 0.60), ("P3", 0.40)]
+FACT_KEYS = ("selectors", "interaction_hints", "known_blockers", "anti_patterns")
+
+
+def _segments(pattern: str) -> list[str]:
+    return [p for p in pattern.split("/")[1:] if p]
+
+
+def pattern_matches(known: str, query: str) -> bool:
+    """A known pattern matches a query pattern when its path segments are a prefix of the query's (`*` = any)."""
+    k, q = _segments(known), _segments(query)
+    return len(k) <= len(q) and all(a == b or "*" in (a, b) for a, b in zip(k, q, strict=False))
+
+
+def tier_of(confidence: float) -> str:
+    return next((name for name, low in TIERS if confidence >= low), "P4")
+
+
+def lower(tier: str) -> str:
+    return f"P{min(5, int(tier[1]) + 1)}"
+
+
+def confidence_of(successes: list[datetime], failures: list[datetime], now: datetime) -> float:
+    """Recency-weighted success ratio with Laplace smoothing, blended (70/30) with the recency of the latest
+    success (60-day half-life)."""
+    def weight(ts: datetime) -> float:
+        return 0.5 ** (max((now - aware(ts)).total_seconds(), 0) / 86400 / HALF_LIFE_DAYS)
+
+    s = sum(weight(t) for t in successes)
+    f = sum(weight(t) for t in failures)
+    ratio = (s + 1) / (s + f + 2)
+    recency = max((weight(t) for t in successes), default=0.0)
+    return round(0.7 * ratio + 0.3 * recency, 4)
+
+
+class ExperienceService:
+    """Replay tiers for known tasks on known sites, from the same episodes (only verified ones set a tier)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def experience(self, namespace: str, *, url: str, intent: str | None, now: datetime | None = None) -> dict:
+        now = now or utcnow()
+        domain = domain_of(url)
+        if not domain:
+            raise BadRequest(f"url {url!r} has no host")
+        query_pattern = url_pattern(url) or domain + "/"
+        wanted = classify_intent(intent) if intent else None
+        with self.store.session() as s:
+            rows = [r for r in s.scalars(select(EpisodeRecord).where(EpisodeRecord.namespace == namespace))
+                    if r.domain and (domain == r.domain or domain.endswith("." + r.domain) or r.domain.endswith("." + domain))]
+            facts = s.scalar(select(FactRecord).where(FactRecord.namespace == namespace, FactRecord.domain == domain,
+                                                      FactRecord.intent == (wanted or "other")))
+        if wanted:
+            rows = [r for r in rows if r.intent == wanted]
+        known = sorted({r.url_pattern for r in rows if r.url_pattern and pattern_matches(r.url_pattern, query_pattern)},
+                       key=lambda p: -len(_segments(p)))
+        matched = known[0] if known and _segments(known[0]) else None
+        if matched:
+            rows = [r for r in rows if r.url_pattern == matched]
+        verified = [r for r in rows if r.verified or r.label_source in {"judge", "human", "benchmark"}]
+        succ = [r for r in verified if r.success is True]
+        fail = [r for r in verified if r.success is False]
+        warnings: list[str] = []
+        if not rows:
+            tier, confidence = "P5", 0.0
+        elif not verified:
+            tier, confidence = "P4", 0.0
+            warnings.append("only unverified runs are known here")
+        else:
+            confidence = confidence_of([r.created_at for r in succ], [r.created_at for r in fail], now)
+            tier = tier_of(confidence)
+        if any("captcha_or_bot_wall" in r.failure_categories for r in rows if r.success is False):
+            tier = lower(tier)
+            warnings.append("a bot wall (captcha) was hit on this site")
+        blockers: Counter[str] = Counter()
+        for r in rows:
+            if r.success is False:
+                blockers.update(r.failure_categories)
+                blockers.update(r.error_patterns)
+        steps: list[str] = []
+        if tier in {"P1", "P2"} and succ:  # a playbook only from verified successes
+            best = sorted(succ, key=lambda r: (-aware(r.created_at).timestamp(), r.n_steps))[0]
+            steps = list(best.actions)
+        fact_data = dict(facts.facts) if facts else {}
+        return {
+            "tier": tier, "confidence": confidence, "domain": domain, "intent": wanted or "any",
+            "url_pattern": matched or domain, "steps": steps,
+            "known_blockers": [{"blocker": b, "count": n} for b, n in blockers.most_common(10)],
+            "warnings": warnings + [f"anti-pattern: {a}" for a in fact_data.get("anti_patterns", [])],
+            "episodes": [r.id for r in sorted(rows, key=lambda r: r.id)[:20]],
+            "facts": fact_data | ({"verified": facts.verified} if facts else {}),
+        }
+
+    def merge_facts(self, namespace: str, *, domain: str, intent: str, facts: dict[str, list[str]],
+                    verify: bool = False) -> FactRecord:
+        """Merge lists into the (domain, intent) entry; a verified entry refuses merges (409)."""
+        dom = domain_of(domain) or domain.lower().strip()
+        intent_ = classify_intent(intent)
+        with self.store.session() as s:
+            row = s.scalar(select(FactRecord).where(FactRecord.namespace == namespace, FactRecord.domain == dom,
+                                                    FactRecord.intent == intent_))
+            if row is not None and row.verified:
+                raise Conflict(f"facts for ({dom}, {intent_}) are verified and can no longer be merged into")
+            if row is None:
+                row = FactRecord(namespace=namespace, domain=dom, intent=intent_, facts={k: [] for k in FACT_KEYS},
+                                 verified=False, updated_at=utcnow())
+                s.add(row)
+            merged = {k: list(row.facts.get(k, [])) for k in FACT_KEYS}
+            for key, values in facts.items():
+                for v in values:
+                    if v not in merged[key]:
+                        merged[key].append(v)
+            row.facts = merged
+            row.verified = verify
+            row.updated_at = utcnow()
+        self.store.record_event(namespace, "facts_merged", {"domain": dom, "intent": intent_, "verified": verify})
+        return row

@@ -1,0 +1,188 @@
+"""Two-tier lesson memory: seeds, lessons learned at ingest, dedup, promotion, pruning, recall, events."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, delete, or_, select
+
+from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error
+from ems_service.store import Store, aware, utcnow
+from ems_service.tables import LessonRecord
+
+logger = logging.getLogger(__name__)
+
+SEEDS = [
+    {"lesson": "If filling a field fails, click the field first, then type the text.", "category": "tool_fallback",
+     "failed_command": "fill", "error_pattern": None, "recovery": ["click the field", "type the text"]},
+    {"lesson": "Press Enter to submit a search instead of hunting for a search button.", "category": "best_practice",
+     "failed_command": None, "error_pattern": None, "recovery": ["press enter"]},
+    {"lesson": "Press Escape to dismiss an overlay, cookie banner or modal that blocks the page.",
+     "category": "best_practice", "failed_command": None, "error_pattern": None, "recovery": ["press escape"]},
+]
+PROMOTE_USES = 5
+PROMOTE_DOMAINS = 3
+PRUNE_AFTER = timedelta(days=90)
+TIER1_LIMIT = 10
+
+
+def _matches_domain(lesson_domain: str | None, domain: str) -> bool:
+    return bool(lesson_domain) and (domain == lesson_domain or domain.endswith("." + lesson_domain))
+
+
+class LessonService:
+    """Lessons per namespace, derived from the same episodes as the episodic memory."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._seeded: set[str] = set()
+
+    def ensure_seeds(self, namespace: str) -> None:
+        """Create the three seed lessons the first time a namespace is used (they are never pruned)."""
+        if namespace in self._seeded:
+            return
+        with self.store.session() as s:
+            have = s.scalar(select(LessonRecord.id).where(LessonRecord.namespace == namespace,
+                                                          LessonRecord.source == "seed").limit(1))
+            if have is None:
+                now = utcnow()
+                s.add_all(LessonRecord(namespace=namespace, domain=None, use_count=1, created_at=now, last_used=now,
+                                       source="seed", triggered_domains=[], generic=False, **seed) for seed in SEEDS)
+        self._seeded.add(namespace)
+
+    # -- learning -------------------------------------------------------------------------------------------
+
+    def learn(self, namespace: str, trajectory: Trajectory) -> list[int]:
+        """Record the failure -> recovery lessons of a finished run; returns the lesson ids touched."""
+        candidates = extract_lessons(trajectory)
+        if not candidates:
+            return []
+        self.ensure_seeds(namespace)
+        return [self.record(namespace, c) for c in candidates]
+
+    def record(self, namespace: str, c: LessonCandidate) -> int:
+        """Insert a lesson, or count a repeat: dedup by (failed_command, error_pattern), else by
+        (category, domain, lesson). A seed with no error pattern matches every error of its command."""
+        now = utcnow()
+        domain = c.domain
+        with self.store.session() as s:
+            existing = s.scalar(
+                select(LessonRecord).where(
+                    LessonRecord.namespace == namespace, LessonRecord.failed_command == c.failed_command,
+                    or_(LessonRecord.error_pattern == c.error_pattern,
+                        and_(LessonRecord.error_pattern.is_(None), LessonRecord.source == "seed")),
+                ).order_by(LessonRecord.source.desc(), LessonRecord.id).limit(1)
+            ) or s.scalar(
+                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.category == "error_recovery",
+                                           LessonRecord.domain.is_(None), LessonRecord.lesson == c.lesson).limit(1)
+            )
+            if existing is not None:
+                existing.use_count += 1
+                existing.last_used = now
+                if domain and domain not in existing.triggered_domains:
+                    existing.triggered_domains = list(existing.triggered_domains) + [domain]
+                events = [("lesson_deduplicated", {"lesson_id": existing.id, "use_count": existing.use_count})]
+                if self._promotable(existing):
+                    existing.category = "best_practice"
+                    events.append(("lesson_promoted", {"lesson_id": existing.id}))
+                lesson_id = existing.id
+            else:
+                row = LessonRecord(namespace=namespace, lesson=c.lesson, category="error_recovery",
+                                   failed_command=c.failed_command, error_pattern=c.error_pattern, domain=None,
+                                   use_count=1, created_at=now, last_used=now, source="learned",
+                                   triggered_domains=[domain] if domain else [], recovery=c.recovery,
+                                   generic=c.generic)
+                s.add(row)
+                s.flush()
+                lesson_id = row.id
+                events = [("lesson_recorded", {"lesson_id": row.id})]
+        for type_, data in events:
+            self.store.record_event(namespace, type_, data)
+        return lesson_id
+
+    @staticmethod
+    def _promotable(row: LessonRecord) -> bool:
+        return (row.category == "error_recovery" and row.use_count >= PROMOTE_USES
+                and len(row.triggered_domains) >= PROMOTE_DOMAINS and row.domain is None and not row.generic)
+
+    def add(self, namespace: str, *, lesson: str, category: str, domain: str | None = None,
+            failed_command: str | None = None, error: str | None = None) -> LessonRecord:
+        """A lesson written by an operator (e.g. a site-specific one)."""
+        self.ensure_seeds(namespace)
+        now = utcnow()
+        dom = (domain_of(domain) or domain.lower()) if domain else None
+        row = LessonRecord(namespace=namespace, lesson=lesson, category=category, domain=dom,
+                           failed_command=failed_command.lower() if failed_command else None,
+                           error_pattern=normalize_error(error) if error else None, use_count=1, created_at=now,
+                           last_used=now, source="learned", triggered_domains=[dom] if dom else [], recovery=[],
+                           generic=False)
+        with self.store.session() as s:
+            s.add(row)
+        self.store.record_event(namespace, "lesson_recorded", {"lesson_id": row.id})
+        return row
+
+    # -- reading --------------------------------------------------------------------------------------------
+
+    def tier1(self, namespace: str) -> list[LessonRecord]:
+        """At most ten lessons for an agent's system prompt: seeds first, then the most used."""
+        self.ensure_seeds(namespace)
+        with self.store.session() as s:
+            rows = list(s.scalars(
+                select(LessonRecord).where(LessonRecord.namespace == namespace,
+                                           LessonRecord.category.in_(["best_practice", "tool_fallback"]))
+                .order_by((LessonRecord.source == "seed").desc(), LessonRecord.use_count.desc(), LessonRecord.id)
+                .limit(TIER1_LIMIT)))
+        self.store.record_event(namespace, "tier1_loaded", {"count": len(rows)})
+        return rows
+
+    def recall_error(self, namespace: str, *, command: str, error: str | None, record: bool = True) -> list[LessonRecord]:
+        """Tier 2 by error: lessons for this command whose pattern matches the error (seeds match any)."""
+        self.ensure_seeds(namespace)
+        cmd = command_of(command)
+        pattern = normalize_error(error) if error else None
+        with self.store.session() as s:
+            rows = list(s.scalars(
+                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.failed_command == cmd)
+                .order_by(LessonRecord.use_count.desc(), LessonRecord.id)))
+        hits = [r for r in rows if r.error_pattern is None or pattern is None or r.error_pattern == pattern
+                or r.error_pattern in pattern or pattern in r.error_pattern][:5]
+        if record:
+            self.store.record_event(namespace, "error_recall", {"command": cmd, "count": len(hits)})
+        return hits
+
+    def recall_domain(self, namespace: str, *, domain: str) -> list[LessonRecord]:
+        """Tier 2 by site: lessons of that domain or a parent domain (amazon.com matches www.amazon.com)."""
+        self.ensure_seeds(namespace)
+        dom = domain_of(domain) or domain.lower().strip()
+        with self.store.session() as s:
+            rows = list(s.scalars(select(LessonRecord).where(LessonRecord.namespace == namespace)
+                                  .order_by(LessonRecord.use_count.desc(), LessonRecord.id)))
+        hits = [r for r in rows if _matches_domain(r.domain, dom)
+                or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))][:10]
+        self.store.record_event(namespace, "domain_recall", {"domain": dom, "count": len(hits)})
+        return hits
+
+    def list(self, namespace: str) -> list[LessonRecord]:
+        self.ensure_seeds(namespace)
+        with self.store.session() as s:
+            return list(s.scalars(select(LessonRecord).where(LessonRecord.namespace == namespace)
+                                  .order_by(LessonRecord.id)))
+
+    # -- pruning --------------------------------------------------------------------------------------------
+
+    def prune(self, *, now: datetime | None = None) -> int:
+        """Delete learned lessons unused for 90 days with fewer than 5 uses (seeds are kept)."""
+        now = now or utcnow()
+        cutoff = now - PRUNE_AFTER
+        with self.store.session() as s:
+            stale = [(r.id, r.namespace) for r in s.scalars(
+                select(LessonRecord).where(LessonRecord.source == "learned", LessonRecord.use_count < PROMOTE_USES))
+                if aware(r.last_used) < cutoff]
+            if stale:
+                s.execute(delete(LessonRecord).where(LessonRecord.id.in_([i for i, _ in stale])))
+        for ns in sorted({n for _, n in stale}):
+            self.store.record_event(ns, "lessons_pruned", {"count": sum(1 for _, n in stale if n == ns)})
+        if stale:
+            logger.info("lessons pruned: %d", len(stale))
+        return len(stale)

@@ -1,0 +1,200 @@
+"""Lessons, experience tiers and the trust gate (the seed walkthroughs), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from condenser import Trajectory, classify_intent
+from ems_service import Runtime
+from ems_service.experience import confidence_of, lower, pattern_matches, tier_of
+from ems_service.store import utcnow
+
+
+def run(steps, *, success=True, domain="shop.example.com", label="benchmark", task="Buy the blue kettle"):
+    return Trajectory.model_validate({"task": task, "start_url": f"https://www.{domain}/", "steps": steps,
+                                      "outcome": {"success": success, "label_source": label}})
+
+
+@pytest.fixture
+def rt(client) -> Runtime:
+    return client.app.state.runtime
+
+
+def test_fill_failure_dedups_into_the_seed_lesson(client, rt):
+    before = {r.id for r in rt.lessons.list("default")}
+    steps = [{"action": "fill('#q', 'kettle', 'blue')", "error": "fill() got too many arguments"},
+             {"action": "click('#q')"}, {"action": "type('blue kettle')"}]
+    rt.memory.ingest(namespace="default", trajectories=[run(steps)])
+    lessons = rt.lessons.list("default")
+    assert {r.id for r in lessons} == before, "no new lesson: it is the seed's"
+    seed = next(r for r in lessons if r.failed_command == "fill")
+    assert seed.source == "seed" and seed.use_count == 2 and seed.triggered_domains == ["shop.example.com"]
+    types = [e["type"] for e in client.get("/v1/events", params={"limit": 100}).json()["items"]]
+    assert "lesson_deduplicated" in types
+
+
+def test_aria_combobox_recovery_is_one_three_action_lesson(rt):
+    steps = [{"action": "select_option('#size', 'M')",
+              "error": "Element is not a <select> element; it is <div role=combobox aria-haspopup=listbox>"},
+             {"action": "click('Size combobox')"}, {"action": "click('M option')"}, {"action": "click('Add to cart')"},
+             {"action": "click('Checkout')"}]
+    rt.memory.ingest(namespace="default", trajectories=[run(steps)])
+    learned = [r for r in rt.lessons.list("default") if r.source == "learned"]
+    assert len(learned) == 1
+    assert learned[0].failed_command == "select_option" and len(learned[0].recovery) == 3
+    assert learned[0].recovery[:2] == ["click size combobox", "click m option"]
+    # a failed run keeps only the immediate recovery action
+    rt.memory.ingest(namespace="default", trajectories=[run(
+        [{"action": "hover('#menu')", "error": "Timeout waiting for the menu to become visible"},
+         {"action": "click('Menu')"}, {"action": "click('Shoes')"}], success=False, task="Browse shoes")])
+    hover = next(r for r in rt.lessons.list("default") if r.failed_command == "hover")
+    assert hover.recovery == ["click menu"]
+
+
+def test_same_command_retry_is_not_a_lesson(rt):
+    rt.memory.ingest(namespace="default", trajectories=[run(
+        [{"action": "click('#buy')", "error": "Element #buy is not clickable at this point"},
+         {"action": "click('#buy2')"}])])
+    assert not [r for r in rt.lessons.list("default") if r.source == "learned"]
+
+
+def test_promotion_after_five_uses_on_three_domains_and_not_generic(rt):
+    for i, dom in enumerate(["a.com", "b.com", "c.com", "d.com", "e.com"]):
+        rt.memory.ingest(namespace="default", trajectories=[run(
+            [{"action": "select_option('#c', 'x')", "error": "Element is not a select element, it is a combobox"},
+             {"action": "click('the combobox')"}, {"action": "click('the option')"}], domain=dom, task=f"Pick {i}")])
+        rt.memory.ingest(namespace="default", trajectories=[run(
+            [{"action": "press('Enter')", "error": "Keyboard press was ignored by the page element"},
+             {"action": "click"}], domain=dom, task=f"Search {i}")])
+    rows = {r.failed_command: r for r in rt.lessons.list("default") if r.source == "learned"}
+    assert rows["select_option"].use_count == 5 and rows["select_option"].category == "best_practice"
+    assert rows["press"].use_count == 5 and rows["press"].category == "error_recovery", "generic advice stays"
+    assert any(r.lesson == rows["select_option"].lesson for r in rt.lessons.tier1("default"))
+
+
+def test_tier1_and_recall_routes(client, rt):
+    tier1 = client.get("/v1/lessons", params={"tier": 1}).json()["lessons"]
+    assert len(tier1) <= 10 and [r["source"] for r in tier1[:3]] == ["seed"] * 3
+    r = client.post("/v1/lessons", json={"lesson": "On amazon.com pick the size before Add to Cart.",
+                                          "domain": "amazon.com"})
+    assert r.status_code == 201
+    hits = client.post("/v1/lessons/recall", json={"domain": "www.amazon.com"}).json()["lessons"]
+    assert [h["lesson"] for h in hits] == ["On amazon.com pick the size before Add to Cart."]
+    assert client.post("/v1/lessons/recall", json={"domain": "notamazon.com"}).json()["lessons"] == []
+    hits = client.post("/v1/lessons/recall", json={"command": "fill('#x', 'a', 'b')", "error": "too many args"}).json()
+    assert hits["lessons"][0]["failed_command"] == "fill"
+    assert client.post("/v1/lessons/recall", json={"command": "x", "domain": "y"}).status_code == 422
+    types = {e["type"] for e in client.get("/v1/events", params={"limit": 100}).json()["items"]}
+    assert {"tier1_loaded", "domain_recall", "error_recall", "lesson_recorded"} <= types
+    only = client.get("/v1/events", params={"type": "domain_recall"}).json()["items"]
+    assert only and all(e["type"] == "domain_recall" for e in only)
+    page = client.get("/v1/events", params={"limit": 2}).json()
+    nxt = client.get("/v1/events", params={"limit": 2, "cursor": page["next_cursor"]}).json()
+    assert page["items"][-1]["id"] < nxt["items"][0]["id"]
+
+
+def test_coach_includes_tier2_lessons_when_the_last_step_failed(client):
+    traj = {"task": "Search kettles", "start_url": "https://www.shop.example.com/",
+            "steps": [{"action": "fill('#q', 'kettle', 'x')", "error": "fill() got too many arguments"}]}
+    client.post("/v1/episodes", json=traj | {"outcome": {"success": False}, "steps": traj["steps"] * 3})
+    rt = client.app.state.runtime
+    g, _ = rt.coach.coach(namespace="default", run=__import__("coach").PartialRun.model_validate(traj))
+    assert "click the field first" in g.advice
+
+
+def test_pruning_keeps_seeds(rt):
+    rt.memory.ingest(namespace="default", trajectories=[run(
+        [{"action": "hover('#m')", "error": "Timeout waiting for the menu to become visible"}, {"action": "click('M')"}])])
+    assert rt.lessons.prune(now=utcnow() + timedelta(days=91)) == 1
+    left = rt.lessons.list("default")
+    assert len(left) == 3 and all(r.source == "seed" for r in left)
+
+
+def test_tier_boundaries_and_patterns():
+    assert [tier_of(c) for c in (0.85, 0.849, 0.6, 0.4, 0.39)] == ["P1", "P2", "P2", "P3", "P4"]
+    assert lower("P1") == "P2" and lower("P5") == "P5"
+    now = utcnow()
+    assert confidence_of([now] * 5, [], now) == pytest.approx(0.7 * 6 / 7 + 0.3)
+    assert confidence_of([now - timedelta(days=60)], [], now) == pytest.approx(0.7 * 1.5 / 2.5 + 0.3 * 0.5)
+    assert pattern_matches("amazon.com/dp/*", "amazon.com/dp/B07XYZ123")
+    assert pattern_matches("amazon.com/dp/*", "amazon.com/dp/*/ref")
+    assert not pattern_matches("amazon.com/gp/*", "amazon.com/dp/*")
+    assert classify_intent("Buy the blue kettle") == "buy" == classify_intent("buy")
+
+
+def test_experience_tiers_playbook_and_trust_gate(client, rt):
+    def ep(success, label, url="https://www.amazon.com/dp/B07XYZ123", task="Buy the blue kettle", n=0, cats=None):
+        steps = [{"action": f"click('Add to cart {n}')", "url": url}]
+        if cats:
+            steps.append({"action": "click('x')", "url": url, "error": "Please verify you are human (captcha)"})
+        return {"task": task, "start_url": url, "steps": steps,
+                "outcome": {"success": success, "label_source": label}}
+
+    assert client.get("/v1/experience", params={"url": "https://www.amazon.com/dp/B0", "intent": "buy"}).json()["tier"] == "P5"
+    for n in range(5):
+        client.post("/v1/episodes", json=ep(True, "judge", n=n))
+    res = client.get("/v1/experience", params={"url": "https://amazon.com/dp/B0999ZZZ9", "intent": "buy"}).json()
+    assert res["tier"] == "P1" and res["url_pattern"] == "amazon.com/dp/*" and res["steps"]
+    assert client.get("/v1/experience", params={"url": "https://amazon.com/dp/B0999ZZZ9",
+                                                "intent": "book"}).json()["tier"] == "P5"
+    client.post("/v1/episodes", json=ep(False, "judge", n=9, cats=True))
+    res = client.get("/v1/experience", params={"url": "https://amazon.com/dp/B0999ZZZ9", "intent": "buy"}).json()
+    assert res["tier"] in {"P2", "P3"} and any(b["blocker"] == "captcha_or_bot_wall" for b in res["known_blockers"])
+    # self-reported successes alone never supply a playbook
+    client.post("/v1/episodes", json=ep(True, "self_report", url="https://www.ebay.com/itm/12345", n=1))
+    res = client.get("/v1/experience", params={"url": "https://ebay.com/itm/999", "intent": "buy"}).json()
+    assert res["tier"] == "P4" and res["steps"] == []
+
+
+def test_relabel_removes_an_episode_from_playbooks_and_coaching(client, rt):
+    from coach import PartialRun
+
+    url = "https://www.shop.example.com/item/1"
+    good = {"task": "Buy a kettle on shop", "start_url": url, "outcome": {"success": True, "label_source": "self_report",
+                                                                          "verified": True},
+            "steps": [{"action": "CLICK [link] Kettles"}, {"action": "CLICK [button] Add to cart"}]}
+    eid = client.post("/v1/episodes", json=good).json()["id"]
+    res = client.get("/v1/experience", params={"url": url, "intent": "buy"}).json()
+    assert res["steps"] == ["CLICK [link] Kettles", "CLICK [button] Add to cart"]
+    partial = PartialRun.model_validate({"task": "Buy a kettle on shop", "start_url": url,
+                                         "steps": [{"action": "CLICK [link] Kettles"}]})
+    g, _ = rt.coach.coach(namespace="default", run=partial)
+    assert g.suggested_action == "click add to cart"
+    r = client.post(f"/v1/episodes/{eid}/label", json={"success": False, "label_source": "judge"})
+    assert r.status_code == 200 and r.json()["success"] is False and r.json()["label_source"] == "judge"
+    res = client.get("/v1/experience", params={"url": url, "intent": "buy"}).json()
+    assert res["steps"] == [] and res["tier"] != "P1"
+    g, _ = rt.coach.coach(namespace="default", run=partial)
+    assert g.suggested_action is None
+    hits = client.post("/v1/search", json={"text": "Buy a kettle on shop", "k": 3, "success": True}).json()["results"]
+    assert eid not in [h["id"] for h in hits]
+    events = client.get("/v1/events", params={"type": "episode_relabelled"}).json()["items"]
+    assert events[0]["data"]["before"]["success"] is True
+    assert client.post("/v1/episodes/999999/label", json={"success": True, "label_source": "human"}).status_code == 404
+
+
+def test_unverified_success_never_supplies_a_suggested_action(client, rt):
+    from coach import PartialRun
+
+    url = "https://www.tea.example.com/"
+    client.post("/v1/episodes", json={"task": "Buy green tea", "start_url": url,
+                                      "outcome": {"success": True, "label_source": "self_report"},
+                                      "steps": [{"action": "CLICK [link] Tea"}, {"action": "CLICK [button] Buy"}]})
+    g, _ = rt.coach.coach(namespace="default", run=PartialRun.model_validate(
+        {"task": "Buy green tea", "start_url": url, "steps": [{"action": "CLICK [link] Tea"}]}))
+    assert g.evidence and g.suggested_action is None
+
+
+def test_facts_merge_and_verified_refusal(client):
+    r = client.post("/v1/facts", json={"domain": "www.amazon.com", "intent": "Buy a kettle", "selectors": ["#add"],
+                                       "interactionHints": ["size first"]})
+    assert r.status_code == 200 and r.json()["intent"] == "buy" and r.json()["interaction_hints"] == ["size first"]
+    r = client.post("/v1/facts", json={"domain": "amazon.com", "intent": "buy", "selectors": ["#add", "#buy"],
+                                       "anti_patterns": ["do not click ads"], "verified": True})
+    assert r.json()["selectors"] == ["#add", "#buy"] and r.json()["verified"] is True
+    r = client.post("/v1/facts", json={"domain": "amazon.com", "intent": "buy", "selectors": ["#x"]})
+    assert r.status_code == 409 and "verified" in r.json()["detail"]
+    res = client.get("/v1/experience", params={"url": "https://amazon.com/", "intent": "buy"}).json()
+    assert res["facts"]["selectors"] == ["#add", "#buy"] and "anti-pattern: do not click ads" in res["warnings"]
