@@ -88,8 +88,9 @@ class LessonService:
                     events.append(("lesson_promoted", {"lesson_id": existing.id}))
                 lesson_id = existing.id
             else:
-                row = LessonRecord(namespace=namespace, lesson=c.lesson, category="error_recovery",
-                                   failed_command=c.failed_command, error_pattern=c.error_pattern, domain=None,
+                row = LessonRecord(namespace=namespace, lesson=c.lesson,
+                                   category="site_specific" if c.site else "error_recovery",
+                                   failed_command=c.failed_command, error_pattern=c.error_pattern, domain=c.site,
                                    use_count=1, created_at=now, last_used=now, source="learned",
                                    triggered_domains=[domain] if domain else [], recovery=c.recovery,
                                    generic=c.generic)
