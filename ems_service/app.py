@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -82,7 +83,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         finally:
             runtime.close()
 
-    from ems_service.routes import coach, episodes, memory, search, system
+    from ems_service.routes import admin, coach, episodes, memory, search, system
 
     app = FastAPI(
         title="WebCoach EMS",
@@ -92,11 +93,24 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         responses={400: {"model": dict}, 413: {"model": dict}, 422: {"model": dict}},
     )
     install_error_handlers(app)
+
+    @app.middleware("http")
+    async def _observe(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette middleware protocol
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = request.scope.get("route")
+        runtime = getattr(request.app.state, "runtime", None)
+        if runtime is not None:
+            runtime.metrics.latency.labels(request.method, getattr(route, "path", "unmatched"),
+                                           str(response.status_code)).observe(time.perf_counter() - started)
+        return response
+
     app.include_router(system.router)
     app.include_router(episodes.router)
     app.include_router(search.router)
     app.include_router(coach.router)
     app.include_router(memory.router)
+    app.include_router(admin.router)
     app.add_middleware(RequestContext, max_body_bytes=settings.limits.max_body_bytes)
     app.state.settings = settings
     return app

@@ -17,6 +17,8 @@ from ems_service.logs import configure_logging
 app = typer.Typer(help="WebCoach EMS: episodic memory and coaching for web agents.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+keys_app = typer.Typer(help="API keys (tenants).", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
 console = Console(stderr=True)
 logger = logging.getLogger("ems_service.cli")
 
@@ -41,6 +43,38 @@ def db_upgrade(revision: str = typer.Argument("head", help="target revision")) -
     console.print(f"database at {revision}")
 
 
+def _keyring():  # noqa: ANN202 - ems_service.keys.KeyRing
+    from ems_service.db import check_schema
+    from ems_service.keys import KeyRing
+    from ems_service.store import Store
+
+    store = Store(_settings().database_url)
+    check_schema(store.engine)
+    return KeyRing(store)
+
+
+@keys_app.command("create")
+def keys_create(namespace: str = typer.Option(..., help="the namespace this key grants"),
+                admin: bool = typer.Option(False, help="an admin key also manages keys")) -> None:
+    """Create a key; the key is printed alone on the last line (it is not stored, only its hash)."""
+    info, key = _keyring().create(namespace=namespace, admin=admin)
+    typer.echo(f"created key {info.id} for namespace {info.namespace}{' (admin)' if admin else ''}")
+    typer.echo(key)
+
+
+@keys_app.command("revoke")
+def keys_revoke(key: str = typer.Argument(..., help="key id, key prefix, or the key itself")) -> None:
+    """Revoke a key: its requests get 403 from now on."""
+    info = _keyring().revoke(key)
+    typer.echo(f"revoked key {info.id} of namespace {info.namespace}")
+
+
+@keys_app.command("list")
+def keys_list() -> None:
+    """Keys with their namespaces (prefixes only)."""
+    typer.echo(json.dumps(_keyring().list(), indent=2))
+
+
 @app.command()
 def serve(
     host: str | None = typer.Option(None, help="bind address (default EMS_HOST, 127.0.0.1)"),
@@ -58,7 +92,18 @@ def serve(
         upgrade(settings.database_url)
     host = host or settings.host
     port = port or settings.port
-    logger.info("serving on http://%s:%d (namespace 'default'; data in %s)", host, port, settings.data_dir)
+    if settings.admin_key is not None:
+        _keyring().ensure(settings.admin_key.get_secret_value(), namespace="default", admin=True)
+    if _keyring().list():
+        logger.info("serving on http://%s:%d with API keys (one namespace per key); data in %s", host, port,
+                    settings.data_dir)
+    else:
+        if host not in {"127.0.0.1", "localhost", "::1"}:
+            console.print(f"[red]no API keys exist: embedded mode binds 127.0.0.1 only, not {host}.[/red] "
+                          "Create a key first: webcoach keys create --namespace NAME")
+            raise typer.Exit(2)
+        logger.info("embedded mode: no API keys, one 'default' namespace, bound to %s:%d only; data in %s", host,
+                    port, settings.data_dir)
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 
@@ -73,6 +118,7 @@ def ingest(
     namespace: str = typer.Option("default", help="namespace to store into"),
     batch_size: int = typer.Option(64, min=1, help="episodes per embedding batch"),
     source: str = typer.Option("import", help="source of the runs: self, seed or import"),
+    force_source: bool = typer.Option(False, hidden=True),
 ) -> None:
     """Load finished runs from JSON Lines files, with a progress bar and a summary."""
     from ems_service.dataset import read_jsonl
@@ -90,6 +136,9 @@ def ingest(
                 for start in range(0, len(lines), batch_size):
                     chunk = lines[start : start + batch_size]
                     good = [ln for ln in chunk if ln.trajectory is not None]
+                    if force_source:
+                        for ln in good:
+                            ln.trajectory.source = source  # type: ignore[union-attr]
                     rejected += [(path.name, ln.number, ln.error or "") for ln in chunk if ln.trajectory is None]
                     results = runtime.memory.ingest(namespace=namespace, trajectories=[ln.trajectory for ln in good])
                     for ln, res in zip(good, results, strict=True):
@@ -107,6 +156,49 @@ def ingest(
         console.print(f"  {name}:{number}: {reason}")
     if len(rejected) > 50:
         console.print(f"  ... and {len(rejected) - 50} more")
+
+
+@app.command("export")
+def export(
+    file: Path = typer.Argument(..., dir_okay=False, help="JSON Lines file to write"),
+    namespace: str = typer.Option("default", help="namespace to export"),
+) -> None:
+    """Write a namespace's raw (redacted) trajectories with their current labels, one per line."""
+    from ems_service.runtime import Runtime
+    from ems_service.store import EpisodeFilter, unpack_trajectory
+
+    runtime = Runtime(_settings()).start(background=False)
+    n = 0
+    try:
+        with open(file, "w", encoding="utf-8") as out, _progress() as progress:
+            task = progress.add_task(f"export {namespace}", total=runtime.store.count(namespace))
+            cursor = None
+            while True:
+                page = runtime.store.list(namespace, EpisodeFilter(), after_id=cursor, limit=500)
+                if not page:
+                    break
+                for rec in page:
+                    t = unpack_trajectory(rec.trajectory)
+                    t.outcome.success, t.outcome.label_source = rec.success, rec.label_source
+                    t.outcome.verified = bool(rec.verified)
+                    t.tags = dict(t.tags) | {"exported_episode_id": str(rec.id)}
+                    out.write(t.model_dump_json(exclude_none=True) + "\n")
+                    n += 1
+                cursor = page[-1].id
+                progress.advance(task, len(page))
+    finally:
+        runtime.close()
+    console.print(f"exported {n} episodes of {namespace} to {file}")
+
+
+@app.command("import")
+def import_(
+    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="JSON Lines written by export"),
+    namespace: str = typer.Option("default", help="namespace to import into"),
+    source: str = typer.Option("seed", help="source recorded on the imported runs (seed for cold-start seeding)"),
+) -> None:
+    """Load exported runs through the normal ingest path (condensed and embedded by this service's model)."""
+    ingest(files=files, namespace=namespace, batch_size=64, source=source, force_source=True)
 
 
 @app.command()

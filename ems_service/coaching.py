@@ -123,9 +123,16 @@ class CoachService:
         timings.guidance = (t2 - t1) * 1000
         self.counters.calls += 1
         self.counters.interventions += int(guidance.intervene)
+        m = self.memory.metrics
+        m.coach_calls.labels(namespace).inc()
+        m.interventions.labels(namespace).inc(int(guidance.intervene))
+        if neighbours:
+            m.similarity.observe(max(n.similarity for n in neighbours))
         if self.llm is not None and guidance.intervene:
             self.counters.llm_calls += 1
             self.counters.llm_fallbacks += int(guidance.source.startswith("fallback"))
+            m.llm_calls.inc()
+            m.llm_fallbacks.inc(int(guidance.source.startswith("fallback")))
         return guidance, timings
 
     # -- the risk model -------------------------------------------------------------------------------------

@@ -66,6 +66,13 @@ class LLMSettings(BaseModel):
     use_for_summaries: bool = False
 
 
+class ReplicaSettings(BaseModel):
+    """Several API processes on one PostgreSQL: each index follows the episodes table."""
+
+    follow_every_s: float = Field(1.0, gt=0, description="how often new rows and deletions are pulled in")
+    lookback: int = Field(2000, ge=0, description="ids below the watermark re-checked (out-of-order commits)")
+
+
 class Settings(BaseSettings):
     """All configuration of the service; `create_app(settings)` receives one instance."""
 
@@ -84,3 +91,5 @@ class Settings(BaseSettings):
     limits: LimitSettings = Field(default_factory=LimitSettings)
     coach: CoachSettings = Field(default_factory=CoachSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
+    replica: ReplicaSettings = Field(default_factory=ReplicaSettings)
+    admin_key: SecretStr | None = Field(None, description="an admin key (namespace default) ensured at start-up")

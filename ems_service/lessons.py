@@ -34,8 +34,9 @@ def _matches_domain(lesson_domain: str | None, domain: str) -> bool:
 class LessonService:
     """Lessons per namespace, derived from the same episodes as the episodic memory."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, metrics=None) -> None:  # noqa: ANN001 - ems_service.metrics.Metrics
         self.store = store
+        self.metrics = metrics
         self._seeded: set[str] = set()
 
     def ensure_seeds(self, namespace: str) -> None:
@@ -150,6 +151,8 @@ class LessonService:
                 or r.error_pattern in pattern or pattern in r.error_pattern][:5]
         if record:
             self.store.record_event(namespace, "error_recall", {"command": cmd, "count": len(hits)})
+        if self.metrics is not None:
+            self.metrics.lesson_recalls.labels("error").inc()
         return hits
 
     def recall_domain(self, namespace: str, *, domain: str) -> list[LessonRecord]:
@@ -162,6 +165,8 @@ class LessonService:
         hits = [r for r in rows if _matches_domain(r.domain, dom)
                 or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))][:10]
         self.store.record_event(namespace, "domain_recall", {"domain": dom, "count": len(hits)})
+        if self.metrics is not None:
+            self.metrics.lesson_recalls.labels("domain").inc()
         return hits
 
     def list(self, namespace: str) -> list[LessonRecord]:

@@ -7,6 +7,8 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ems_service.auth import OPEN_PATHS, key_from_headers
+from ems_service.errors import EMSError
 from ems_service.logs import request_id_var
 
 
@@ -38,6 +40,15 @@ class RequestContext:
             await send(message)
 
         try:
+            denied = self._authenticate(scope, headers)
+            if denied is not None:
+                body = error_bytes(denied.name, denied.detail, request_id)
+                await send_with_id({"type": "http.response.start", "status": denied.status_code,
+                                    "headers": [(b"content-type", b"application/json"),
+                                                (b"content-length", str(len(body)).encode()),
+                                                (b"www-authenticate", b"Bearer")]})
+                await send_with_id({"type": "http.response.body", "body": body})
+                return
             length = headers.get(b"content-length")
             if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
                 await self._reject(send_with_id, request_id)
@@ -62,6 +73,35 @@ class RequestContext:
                 await self._reject(send_with_id, request_id)
         finally:
             request_id_var.reset(token)
+
+    @staticmethod
+    def _authenticate(scope: Scope, headers: dict[bytes, bytes]) -> EMSError | None:
+        """Resolve the namespace from the API key; an error to send back, or None to go on."""
+        from ems_service.auth import Forbidden, Unauthorized
+
+        state = scope["state"]
+        state["namespace"], state["admin"] = "default", True
+        if scope.get("path") in OPEN_PATHS:
+            return None
+        app = scope.get("app")
+        runtime = getattr(getattr(app, "state", None), "runtime", None)
+        if runtime is None:
+            return None  # still starting: the route answers 503
+        try:
+            if not runtime.keys.enabled():
+                return None  # embedded mode: one `default` namespace, loopback only
+            key = key_from_headers(headers)
+            if key is None:
+                return Unauthorized("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
+            info = runtime.keys.resolve(key)
+        except EMSError as exc:
+            return exc
+        if info is None:
+            return Unauthorized("unknown API key")
+        if info.revoked:
+            return Forbidden("this API key has been revoked")
+        state["namespace"], state["admin"] = info.namespace, info.admin
+        return None
 
     async def _reject(self, send: Send, request_id: str) -> None:
         body = error_bytes(

@@ -12,6 +12,7 @@ from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
 from ems_service.experience import ExperienceService
 from ems_service.index import set_threads
+from ems_service.keys import KeyRing
 from ems_service.lessons import LessonService
 from ems_service.llm import build_llm
 from ems_service.service import MemoryService
@@ -42,13 +43,17 @@ class Runtime:
                                     summarize_fn=summarize_fn)
         self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
         self.sessions = SessionService(memory=self.memory, coach=self.coach)
-        self.lessons = LessonService(self.store)
+        self.metrics = self.memory.metrics
+        self.metrics.watch(self)
+        self.lessons = LessonService(self.store, self.metrics)
+        self.keys = KeyRing(self.store)
         self.experience = ExperienceService(self.store)
         self.coach.lessons = self.lessons
         self.memory.on_new_episodes.append(self._learn_lessons)
         self._last_prune = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._follower: threading.Thread | None = None
         self.ready = False
 
     def start(self, *, background: bool = True) -> Runtime:
@@ -56,9 +61,13 @@ class Runtime:
         self.vectors.open_all()
         self.lessons.ensure_seeds("default")
         self._prune()
+        if self.settings.admin_key is not None:
+            self.keys.ensure(self.settings.admin_key.get_secret_value(), namespace="default", admin=True)
         if background:
             self._thread = threading.Thread(target=self._loop, name="ems-maintenance", daemon=True)
             self._thread.start()
+            self._follower = threading.Thread(target=self._follow_loop, name="ems-follower", daemon=True)
+            self._follower.start()
         self.ready = True
         return self
 
@@ -81,6 +90,13 @@ class Runtime:
             except Exception:  # noqa: BLE001 - lessons are derived data; never fail an acknowledged ingest
                 logger.exception("lesson extraction failed for one episode")
 
+    def _follow_loop(self) -> None:
+        while not self._stop.wait(self.settings.replica.follow_every_s):
+            try:
+                self.vectors.follow(lookback=self.settings.replica.lookback)
+            except Exception:  # noqa: BLE001 - following must survive a passing database outage
+                logger.exception("index follow round failed")
+
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.index.snapshot_every_s):
             try:
@@ -93,8 +109,9 @@ class Runtime:
         self.ready = False
         self._stop.set()
         self.coach.close()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        for thread in (self._thread, self._follower):
+            if thread is not None:
+                thread.join(timeout=10)
         try:
             self.maintain()
         except Exception:  # noqa: BLE001 - closing must not raise on a dead database

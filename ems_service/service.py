@@ -57,6 +57,9 @@ class MemoryService:
         self._touches: dict[str, Counter[int]] = {}
         self.on_ingest: list[Callable[[str, int], None]] = []
         self.on_new_episodes: list[Callable[[str, list[Episode]], None]] = []
+        from ems_service.metrics import Metrics
+
+        self.metrics = Metrics()  # the runtime hands in the process-wide one
 
     # -- validation -----------------------------------------------------------------------------------------
 
@@ -131,6 +134,8 @@ class MemoryService:
             self.vectors.add(namespace, rows)
         self.store.bump_seen(namespace, dup_ids)
         inserted = len(fresh)
+        self.metrics.ingested.labels(namespace).inc(inserted)
+        self.metrics.deduplicated.labels(namespace).inc(len(dup_ids))
         logger.info("ingest %s: %d inserted, %d deduplicated, %d rejected", namespace, inserted, len(dup_ids),
                     sum(1 for r in results if r and r.error))
         if inserted:
@@ -161,15 +166,16 @@ class MemoryService:
     def evict_if_needed(self, namespace: str) -> list[int]:
         """Evict a batch (EMS_INDEX__EVICT_FRACTION of capacity) when the namespace is over capacity."""
         cfg = self.settings.index
-        with self._evict_lock:
+        with self._evict_lock, self.store.exclusive(f"evict:{namespace}") as mine:
             count = self.store.count(namespace)
-            if count <= cfg.capacity:
+            if count <= cfg.capacity or not mine:  # another replica is evicting this namespace right now
                 return []
             n = min(count, max(count - cfg.capacity, math.ceil(cfg.capacity * cfg.evict_fraction)))
             self.flush_touches()
             victims = self.store.eviction_candidates(namespace, n, cfg.eviction_policy)
             deleted = self.store.delete(namespace, victims, reason=f"evict:{cfg.eviction_policy}")
             self.vectors.remove(namespace, deleted)
+        self.metrics.evicted.labels(namespace).inc(len(deleted))
         logger.info("eviction %s: %d episodes evicted (%s), %d remain", namespace, len(deleted),
                     cfg.eviction_policy, count - len(deleted))
         return deleted

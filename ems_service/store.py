@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import zlib
@@ -264,6 +265,41 @@ class Store:
                 for r in rows
             ]
             last = rows[-1].id
+
+    def ids_from(self, namespace: str, min_id: int) -> list[int]:
+        with self.session() as s:
+            return list(s.scalars(select(EpisodeRecord.id).where(EpisodeRecord.namespace == namespace,
+                                                                 EpisodeRecord.id >= min_id)))
+
+    def index_rows(self, namespace: str, ids: list[int]) -> list[IndexRow]:
+        if not ids:
+            return []
+        with self.session() as s:
+            rows = s.execute(
+                select(EpisodeRecord.id, EpisodeRecord.embedding, EpisodeRecord.embedding_dim, EpisodeRecord.domain,
+                       EpisodeRecord.success, EpisodeRecord.task_id)
+                .where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids)).order_by(EpisodeRecord.id)
+            ).all()
+        return [IndexRow(r.id, np.frombuffer(r.embedding, dtype=np.float32, count=r.embedding_dim), r.domain,
+                         r.success, r.task_id) for r in rows]
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """A cluster-wide try-lock (PostgreSQL advisory lock); True when this process holds it."""
+        if self.engine.dialect.name != "postgresql":
+            yield True
+            return
+        from sqlalchemy import text
+
+        key = int(hashlib.sha256(name.encode()).hexdigest()[:15], 16)
+        with self.engine.connect() as conn:
+            got = bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar())
+            try:
+                yield got
+            finally:
+                if got:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
 
     def embedding_models(self, namespace: str) -> list[tuple[str, int]]:
         with self.session() as s:

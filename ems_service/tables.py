@@ -172,3 +172,18 @@ class FactRecord(Base):
     facts: Mapped[dict] = mapped_column(JSON)
     verified: Mapped[bool] = mapped_column(Boolean, server_default=false())
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ApiKeyRecord(Base):
+    """An API key: only its sha256 is stored; it grants one namespace (admin keys also manage keys)."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = (UniqueConstraint("key_hash", name="uq_api_keys_key_hash"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    namespace: Mapped[str] = mapped_column(String(128))
+    key_hash: Mapped[str] = mapped_column(String(64))
+    prefix: Mapped[str] = mapped_column(String(16))
+    admin: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -91,6 +91,31 @@ class VectorMemory:
             self._dirty.add(namespace)
         return added, removed
 
+    def follow(self, *, lookback: int) -> tuple[int, int]:
+        """Pull in rows and deletions other processes committed (replicas sharing one database).
+
+        Ids just below the watermark are re-checked, since concurrent transactions may commit out of id order.
+        """
+        added = removed = 0
+        for ns in self.store.namespaces():
+            with self._lock:
+                index = self._indexes.get(ns)
+            if index is None:
+                self.namespace(ns)
+                continue
+            present = index.ids()
+            fresh = [i for i in self.store.ids_from(ns, max(0, index.watermark - lookback)) if i not in present]
+            if fresh:
+                index.add(self.store.index_rows(ns, fresh))
+                added += len(fresh)
+            deletions = self.store.deletions_since(ns, index.deletion_seq)
+            if deletions:
+                removed += index.remove([e for _, e in deletions])
+                index.deletion_seq = deletions[-1][0]
+            if fresh or deletions:
+                self._dirty.add(ns)
+        return added, removed
+
     def add(self, namespace: str, rows: list[IndexRow]) -> None:
         self.namespace(namespace).add(rows)
         self._dirty.add(namespace)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 
-from ems_service.auth import namespace_of
+from ems_service.auth import namespace_of, require_admin
 from ems_service.errors import NotReady
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
@@ -32,3 +32,11 @@ def readyz(request: Request) -> dict:
 def stats(rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
     """Counts for the caller's namespace: episodes, outcomes, dedups, evictions, index size."""
     return rt.memory.stats(namespace=namespace)
+
+
+@router.get("/metrics", tags=["system"], dependencies=[Depends(require_admin)])
+def metrics(rt: Runtime = Depends(runtime)) -> Response:
+    """Prometheus metrics (an admin key once keys exist: they count every namespace)."""
+    from ems_service.metrics import CONTENT_TYPE
+
+    return Response(rt.metrics.render(), media_type=CONTENT_TYPE)

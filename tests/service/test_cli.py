@@ -66,3 +66,33 @@ def test_calibrate_refuses_without_both_outcomes(tmp_path, monkeypatch):
     runner.invoke(app, ["ingest", str(path)])
     result = runner.invoke(app, ["calibrate"])
     assert result.exit_code == 1 and "cannot fit" in result.output
+
+
+def test_export_import_roundtrip_reembeds(tmp_path, monkeypatch):
+    from ems_service.db import upgrade
+
+    a, b = f"sqlite:///{tmp_path / 'a.db'}", f"sqlite:///{tmp_path / 'b.db'}"
+    upgrade(a)
+    upgrade(b)
+    runner = CliRunner()
+    path = tmp_path / "runs.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in dev_records("webcanvas.jsonl", 15)) + "\n")
+    monkeypatch.setenv("EMS_DATABASE_URL", a)
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "da"))
+    assert runner.invoke(app, ["ingest", str(path), "--namespace", "fleet-a"]).exit_code == 0
+    out = tmp_path / "export.jsonl"
+    r = runner.invoke(app, ["export", str(out), "--namespace", "fleet-a"])
+    assert r.exit_code == 0, r.output
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert lines and all("outcome" in x and x["steps"] for x in lines)
+    monkeypatch.setenv("EMS_DATABASE_URL", b)
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "db"))
+    r = runner.invoke(app, ["import", str(out), "--namespace", "fleet-b"])
+    assert r.exit_code == 0 and f"inserted {len(lines)}" in r.output
+    from ems_service.store import EpisodeFilter, Store
+
+    store = Store(b)
+    rows = store.list("fleet-b", EpisodeFilter(), after_id=None, limit=100)
+    assert len(rows) == len(lines) and all(r.source == "seed" for r in rows)
+    assert all(len(r.embedding) == 384 * 4 for r in rows)
+    store.close()

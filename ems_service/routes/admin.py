@@ -1,0 +1,37 @@
+"""Key management with an admin key."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends
+from pydantic import BaseModel, Field
+
+from ems_service.auth import require_admin
+from ems_service.routes.deps import runtime
+from ems_service.runtime import Runtime
+
+router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)])
+
+
+class KeyCreate(BaseModel):
+    namespace: str = Field(min_length=1, max_length=128)
+    admin: bool = False
+
+
+@router.post("/keys", status_code=201)
+def create_key(body: KeyCreate, rt: Runtime = Depends(runtime)) -> dict:
+    """A new key for a namespace; the key is shown once."""
+    info, key = rt.keys.create(namespace=body.namespace, admin=body.admin)
+    return {"id": info.id, "namespace": info.namespace, "admin": info.admin, "key": key}
+
+
+@router.get("/keys")
+def list_keys(rt: Runtime = Depends(runtime)) -> dict:
+    """Keys (prefixes only, never the keys)."""
+    return {"keys": rt.keys.list()}
+
+
+@router.delete("/keys/{key_id}")
+def revoke_key(key_id: int, rt: Runtime = Depends(runtime)) -> dict:
+    """Revoke a key: its requests get 403 from now on."""
+    info = rt.keys.revoke(str(key_id))
+    return {"id": info.id, "namespace": info.namespace, "revoked": True}
