@@ -97,7 +97,9 @@ class VectorMemory:
         Ids just below the watermark are re-checked, since concurrent transactions may commit out of id order.
         """
         added = removed = 0
-        for ns in self.store.namespaces():
+        with self._lock:
+            known = set(self._indexes)
+        for ns in sorted(known | set(self.store.namespaces())):  # open ones too: they may have been emptied
             with self._lock:
                 index = self._indexes.get(ns)
             if index is None:

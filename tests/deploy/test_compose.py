@@ -3,7 +3,6 @@ they run executed natively against PostgreSQL: migrations, then `webcoach serve`
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -11,12 +10,11 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 import yaml
 
 from ems_service.cli import app as cli
 from ems_service.config import Settings
-from tests.conftest import ROOT, _postgres_url
+from tests.conftest import ROOT
 
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
@@ -106,19 +104,6 @@ def start_server(env: dict[str, str], port: int, tmp: Path) -> subprocess.Popen:
         time.sleep(0.3)
     proc.kill()
     raise RuntimeError("server did not become ready")
-
-
-@pytest.fixture
-def pg_env(tmp_path):
-    url = _postgres_url()
-    env = dict(os.environ)
-    env.update({k: str(v) for k, v in COMPOSE["services"]["api"]["environment"].items() if not str(v).startswith("$")})
-    env.update({"EMS_DATABASE_URL": url, "EMS_DATA_DIR": str(tmp_path / "data"), "EMS_JSON_LOGS": "false",
-                "EMS_ADMIN_KEY": "test-admin-key-0123456789", "HF_HUB_OFFLINE": "1"})
-    migrate = COMPOSE["services"]["migrate"]["command"]
-    subprocess.run([str(Path(sys.executable).parent / "webcoach")] + migrate[1:], env=env, check=True,
-                   capture_output=True)
-    return env
 
 
 def test_compose_commands_run_natively_on_postgres(pg_env, tmp_path):

@@ -7,7 +7,7 @@ import time
 
 import httpx
 
-from tests.deploy.test_compose import _free_port, pg_env, start_server  # noqa: F401 - fixture
+from tests.deploy.test_compose import _free_port, start_server
 
 ADMIN = {"Authorization": "Bearer test-admin-key-0123456789"}
 
@@ -40,7 +40,9 @@ def test_writes_and_deletes_propagate(pg_env, tmp_path):
             assert b.get(f"/v1/episodes/{eid}").status_code == 200
             assert a.delete(f"/v1/episodes/{eid}").status_code == 204
             _wait(lambda eid=eid, v=visible: not v(eid))
-        assert b.get("/v1/stats").json()["index_size"] == 0
+            # and the vector itself leaves the other replica's index within 2 s
+            _wait(lambda: b.get("/v1/stats").json()["index_size"] == 0)
+        assert b.get("/v1/stats").json()["episodes"] == 0
     finally:
         for p in procs:
             p.terminate()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 
@@ -198,3 +198,18 @@ def test_facts_merge_and_verified_refusal(client):
     assert r.status_code == 409 and "verified" in r.json()["detail"]
     res = client.get("/v1/experience", params={"url": "https://amazon.com/", "intent": "buy"}).json()
     assert res["facts"]["selectors"] == ["#add", "#buy"] and "anti-pattern: do not click ads" in res["warnings"]
+
+
+def test_events_filter_by_time(client, rt):
+    from datetime import datetime
+
+    rt.lessons.tier1("default")
+    mid = datetime.now(UTC)
+    import time
+
+    time.sleep(0.05)
+    rt.lessons.recall_domain("default", domain="a.com")
+    later = client.get("/v1/events", params={"since": mid.isoformat()}).json()["items"]
+    assert [e["type"] for e in later] == ["domain_recall"]
+    earlier = client.get("/v1/events", params={"until": mid.isoformat()}).json()["items"]
+    assert "tier1_loaded" in [e["type"] for e in earlier] and "domain_recall" not in [e["type"] for e in earlier]

@@ -141,3 +141,15 @@ def test_local_model_loads_and_generates(tiny_model_dir):
 def test_missing_local_model_is_a_clear_error(tmp_path):
     with pytest.raises(LLMError, match="config.json"):
         LocalLLM(tmp_path)
+
+
+def test_llm_as_condenser_summarizer(chat_server, make_client, settings):
+    chat_server.mode = "invalid"  # any text is a fine summary
+    settings.llm = LLMSettings(base_url=chat_server.url, model="tiny", use_for_summaries=True)
+    with make_client(settings) as client:
+        eid = client.post("/v1/episodes", json={"task": "Find a kettle", "steps": [{"action": "click[1]"}]}).json()["id"]
+        assert client.get(f"/v1/episodes/{eid}").json()["summary"] == "I think you should be careful."
+    chat_server.mode = "500"
+    with make_client(settings) as client:
+        eid = client.post("/v1/episodes", json={"task": "Find a teapot", "steps": [{"action": "click[2]"}]}).json()["id"]
+        assert client.get(f"/v1/episodes/{eid}").json()["summary"].startswith("Task: Find a teapot")

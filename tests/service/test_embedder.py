@@ -1,0 +1,38 @@
+"""The real embedder: unit vectors, batching, model recorded, clear errors; a model mismatch stops start-up."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sqlalchemy import update
+
+from ems_service import Embedder, Runtime
+from ems_service.errors import DimensionMismatch, EmbedderUnavailable
+from ems_service.tables import EpisodeRecord
+
+
+def test_vectors_are_unit_float32_and_batched(embedder):
+    texts = [f"find flights number {i}" for i in range(70)]
+    one_by_one = np.stack([embedder.embed([t])[0] for t in texts[:3]])
+    batch = embedder.embed(texts)
+    assert batch.shape == (70, 384) and batch.dtype == np.float32
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(batch[:3], one_by_one, atol=1e-5)
+    assert embedder.embed([]).shape == (0, 384)
+    assert embedder.name.endswith("all-MiniLM-L6-v2") and embedder.dimension == 384
+
+
+def test_missing_model_is_a_clear_start_up_error(tmp_path):
+    with pytest.raises(EmbedderUnavailable, match="config.json missing"):
+        Embedder(tmp_path)
+
+
+def test_vectors_of_another_model_stop_start_up(settings, embedder):
+    rt = Runtime(settings, embedder=embedder).start(background=False)
+    rt.memory.ingest(namespace="default", trajectories=[__import__("condenser").Trajectory.model_validate(
+        {"task": "t", "steps": [{"action": "click[1]"}]})])
+    with rt.store.session() as s:
+        s.execute(update(EpisodeRecord).values(embedding_model="other-model", embedding_dim=768))
+    rt.close()
+    with pytest.raises(DimensionMismatch, match="other-model"):
+        Runtime(settings, embedder=embedder).start(background=False)
