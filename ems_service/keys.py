@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 
 from ems_service.errors import BadRequest, NotFound
 from ems_service.store import Store, utcnow
@@ -83,10 +84,13 @@ class KeyRing:
         if len(key) < 16:
             raise BadRequest("EMS_ADMIN_KEY must be at least 16 characters")
         digest = hash_key(key)
-        with self.store.session() as s:
-            if s.scalar(select(ApiKeyRecord.id).where(ApiKeyRecord.key_hash == digest)) is None:
-                s.add(ApiKeyRecord(namespace=namespace, key_hash=digest, prefix=key[:10], admin=admin,
-                                   created_at=utcnow()))
+        try:
+            with self.store.session() as s:
+                if s.scalar(select(ApiKeyRecord.id).where(ApiKeyRecord.key_hash == digest)) is None:
+                    s.add(ApiKeyRecord(namespace=namespace, key_hash=digest, prefix=key[:10], admin=admin,
+                                       created_at=utcnow()))
+        except IntegrityError:
+            pass  # another replica starting at the same moment created it
         self._refresh(force=True)
 
     def revoke(self, ident: str) -> KeyInfo:

@@ -43,10 +43,10 @@ class LessonService:
         """Create the three seed lessons the first time a namespace is used (they are never pruned)."""
         if namespace in self._seeded:
             return
-        with self.store.session() as s:
+        with self.store.exclusive(f"seeds:{namespace}") as mine, self.store.session() as s:
             have = s.scalar(select(LessonRecord.id).where(LessonRecord.namespace == namespace,
                                                           LessonRecord.source == "seed").limit(1))
-            if have is None:
+            if have is None and mine:  # replicas starting together: one of them seeds
                 now = utcnow()
                 s.add_all(LessonRecord(namespace=namespace, domain=None, use_count=1, created_at=now, last_used=now,
                                        source="seed", triggered_domains=[], generic=False, **seed) for seed in SEEDS)
