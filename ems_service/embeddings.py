@@ -44,6 +44,7 @@ class Embedder:
         self.name = MODEL_NAME if path == default_model_path() else path.name
         self.dimension = int(self._model.get_embedding_dimension())
         self.batch_size = batch_size
+        self.backend = "torch"
         self.calls = 0
         self._lock = threading.Lock()
         logger.info("embedder loaded: %s (%d-d) on %s", self.name, self.dimension, device)

@@ -23,6 +23,23 @@ from ems_service.vectors import VectorMemory
 logger = logging.getLogger(__name__)
 
 
+def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedder (same interface)
+    """The configured embedder: ONNX Runtime when it agrees with torch (`auto`), else sentence-transformers."""
+    cfg = settings.embedder
+    if cfg.backend != "torch" and cfg.model_path is None and cfg.device == "cpu":
+        try:
+            from pathlib import Path
+
+            from ems_service.onnx_embedder import load
+
+            return load(Path(cfg.onnx_path) if cfg.onnx_path else None, settings.data_dir, batch_size=cfg.batch_size)
+        except Exception as exc:  # noqa: BLE001 - fall back to torch, which is always there
+            if cfg.backend == "onnx":
+                raise
+            logger.warning("ONNX embedder unavailable (%s); using torch", exc)
+    return Embedder(cfg.model_path, batch_size=cfg.batch_size, device=cfg.device)
+
+
 class Runtime:
     """Everything one process needs; `create_app` and the CLI share it."""
 
@@ -31,9 +48,7 @@ class Runtime:
         self.store = Store(settings.database_url)
         check_schema(self.store.engine)
         set_threads(settings.index.faiss_threads)
-        self.embedder = embedder or Embedder(
-            settings.embedder.model_path, batch_size=settings.embedder.batch_size, device=settings.embedder.device
-        )
+        self.embedder = embedder or build_embedder(settings)
         self.vectors = VectorMemory(
             self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension
         )

@@ -16,8 +16,9 @@ FORBIDDEN = {
     "ems_service": {"migrations", "tests", "benchmarks"},
 }
 # One home module per heavy library inside ems_service.
-HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py"}, "httpx": {"llm.py"},
-         "transformers": {"llm.py"}, "torch": {"llm.py"}}
+HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"}, "httpx": {"llm.py"},
+         "transformers": {"llm.py", "onnx_embedder.py"}, "torch": {"llm.py", "onnx_embedder.py"},
+         "onnxruntime": {"onnx_embedder.py"}}
 
 
 def imports(path: Path) -> set[str]:

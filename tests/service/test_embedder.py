@@ -36,3 +36,32 @@ def test_vectors_of_another_model_stop_start_up(settings, embedder):
     rt.close()
     with pytest.raises(DimensionMismatch, match="other-model"):
         Runtime(settings, embedder=embedder).start(background=False)
+
+
+def test_onnx_backend_agrees_with_torch_on_dev_texts(embedder, tmp_path):
+    import json as _json
+
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path
+    from tests.conftest import dev_records
+
+    onnx = OnnxEmbedder(default_path(), batch_size=16)  # exported by `make install`
+    texts = [r["task"] for r in dev_records("online_mind2web_abp.jsonl", 60)]
+    texts += [" ".join(s["action"] for s in r["steps"]) for r in dev_records("webcanvas.jsonl", 20)]
+    a, b = onnx.embed(texts), embedder.embed(texts)
+    assert a.shape == b.shape and a.dtype == np.float32
+    assert float((a * b).sum(axis=1).min()) >= 0.99  # length-sorted batches come back in input order
+    assert onnx.name == embedder.name and onnx.dimension == embedder.dimension
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(default_path().read_bytes())
+    bad.with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.5}))
+    with pytest.raises(EmbedderUnavailable, match="does not agree"):
+        OnnxEmbedder(bad)
+
+
+def test_backend_selection(settings):
+    from ems_service.onnx_embedder import OnnxEmbedder
+    from ems_service.runtime import build_embedder
+
+    assert isinstance(build_embedder(settings), OnnxEmbedder)
+    settings.embedder.backend = "torch"
+    assert isinstance(build_embedder(settings), Embedder)
