@@ -23,6 +23,7 @@ from ems_service.errors import EmbedderUnavailable
 logger = logging.getLogger(__name__)
 
 MIN_AGREEMENT = 0.99
+TOKEN_BUDGET = 384  # padded tokens per ONNX run: measured here, small runs of similar length beat one big one
 PROBES = [
     "Find Dota 2 game and add all DLC to cart in steam\nsite: steampowered.com\nsteps: search dota 2 steam; click",
     "Book a table for 2 at Luigi's on opentable",
@@ -120,11 +121,18 @@ class OnnxEmbedder:
         with self._lock:
             self.calls += 1
             encodings = self._tokenizer.encode_batch(texts)
-            order = np.argsort([len(e.ids) for e in encodings], kind="stable")  # similar lengths share a batch
+            lengths = [len(e.ids) for e in encodings]
+            order = np.argsort(lengths, kind="stable")  # similar lengths share a micro-batch: little padding
             out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-            for start in range(0, len(texts), self.batch_size):
-                idx = order[start : start + self.batch_size]
-                out[idx] = self._run([encodings[i] for i in idx])
+            group: list[int] = []
+            for i in order:
+                # a micro-batch holds at most `batch_size` texts and TOKEN_BUDGET padded tokens
+                if group and (len(group) >= self.batch_size or (len(group) + 1) * lengths[i] > TOKEN_BUDGET):
+                    out[group] = self._run([encodings[j] for j in group])
+                    group = []
+                group.append(int(i))
+            if group:
+                out[group] = self._run([encodings[j] for j in group])
         return out
 
 
