@@ -44,6 +44,7 @@ def fresh_runtime(embedder: Embedder, *, workdir: Path | None = None, **override
     url = f"sqlite:///{workdir / 'bench.db'}"
     upgrade(url)
     settings = Settings(database_url=url, data_dir=workdir / "data", _env_file=None, **overrides)
+    settings.coach.refit_every = 0  # no background refit competing for the CPU while we measure
     return Runtime(settings, embedder=embedder).start(background=False)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from condenser.models import FailureCategory, Trajectory
 
@@ -31,6 +32,7 @@ _COORDS_RE = re.compile(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+(?:\.\d+)?\s*\)")
 _ELEMENT_ID_RE = re.compile(r"^\[?\s*[a-z]?\d+\s*\]?$", re.I)
 
 
+@lru_cache(maxsize=65536)
 def action_verb(action: str) -> str:
     """The canonical verb of an action string (`click`, `type`, `navigate`, ... or `other`)."""
     m = _VERB_RE.match(action)
@@ -40,6 +42,7 @@ def action_verb(action: str) -> str:
     return _VERBS.get(word, _VERBS.get(word.split("_")[0], "other"))
 
 
+@lru_cache(maxsize=65536)
 def action_target(action: str) -> str:
     """The human-readable target/text of an action, with element ids and coordinates dropped."""
     text = action.strip()
@@ -66,6 +69,7 @@ def action_target(action: str) -> str:
     return _SPACE_RE.sub(" ", rest).strip().lower()
 
 
+@lru_cache(maxsize=65536)
 def normalize_action(action: str) -> str:
     """`verb target` in lower case: the unit the coach and the evaluation compare actions by."""
     verb, target = action_verb(action), action_target(action)

@@ -31,10 +31,12 @@ def _shorten(text: str, limit: int = 80) -> str:
 def key_actions(actions: list[str], limit: int = 5) -> list[str]:
     """A few representative actions: the first ones, then the last, skipping repeats and no-ops."""
     picked: list[str] = []
+    seen: set[str] = set()
     for action in actions:
         norm = normalize_action(action)
-        if action_verb(action) in {"scroll", "none", "wait"} or norm in {normalize_action(p) for p in picked}:
+        if action_verb(action) in {"scroll", "none", "wait"} or norm in seen:
             continue
+        seen.add(norm)
         picked.append(action)
     if len(picked) <= limit:
         return picked
