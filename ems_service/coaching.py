@@ -191,7 +191,7 @@ class CoachService:
         for start in range(0, len(rows), chunk):
             if self._stopping.is_set():
                 raise ValueError("the service is stopping")
-            records = self.store.get_many(namespace, rows[start : start + chunk])
+            records = self.store.get_many(namespace, rows[start : start + chunk], full=True)
             runs: list[tuple[PartialRun, EpisodeRecord]] = []
             for episode_id in rows[start : start + chunk]:
                 record = records.get(episode_id)

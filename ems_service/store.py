@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 import numpy as np
 from sqlalchemy import Engine, delete, func, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, defer, sessionmaker
 
 from condenser import Episode, Trajectory
 from ems_service.db import make_engine
@@ -165,14 +165,15 @@ class Store:
                 select(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id == episode_id)
             )
 
-    def get_many(self, namespace: str, ids: list[int]) -> dict[int, EpisodeRecord]:
+    def get_many(self, namespace: str, ids: list[int], *, full: bool = False) -> dict[int, EpisodeRecord]:
+        """Rows by id; without `full` the raw trajectory and the vector stay in the database (hot path)."""
         if not ids:
             return {}
+        q = select(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+        if not full:
+            q = q.options(defer(EpisodeRecord.trajectory, raiseload=True), defer(EpisodeRecord.embedding, raiseload=True))
         with self.session() as s:
-            rows = s.scalars(
-                select(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
-            )
-            return {r.id: r for r in rows}
+            return {r.id: r for r in s.scalars(q)}
 
     def list(self, namespace: str, flt: EpisodeFilter, *, after_id: int | None, limit: int) -> list[EpisodeRecord]:
         """Episodes in id order after the cursor `after_id`."""
