@@ -6,6 +6,7 @@ import re
 import statistics
 from collections import Counter
 
+from coach.align import match_point
 from coach.models import Neighbour, PartialRun
 from condenser import action_verb, loop_detected, normalize_error
 
@@ -101,8 +102,6 @@ def run_features(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
     else:
         agent_fail = nb_fail
     verbs = [action_verb(s.action) for s in steps]
-    from coach.align import match_point
-
     def path(success: bool) -> float:
         scores = [match_point(run, n.steps_brief)[1] * n.similarity for n in close
                   if n.success is success and n.steps_brief and steps]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -115,6 +114,3 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.state.settings = settings
     return app
 
-
-def dumps(obj: object) -> str:
-    return json.dumps(obj, ensure_ascii=False)

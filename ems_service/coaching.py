@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy import select
 
@@ -42,7 +42,6 @@ class CoachCounters:
     interventions: int = 0
     llm_calls: int = 0
     llm_fallbacks: int = 0
-    by_namespace: dict[str, int] = field(default_factory=dict)
 
 
 def to_neighbour(hit: SearchHit) -> Neighbour:
@@ -114,7 +113,6 @@ class CoachService:
         t0 = time.perf_counter()
         model = self.risk_model(namespace)
         features = run_features(run, neighbours, min_similarity=self.settings.coach.min_similarity)
-        model.score(features)
         t1 = time.perf_counter()
         guidance = advise(run, neighbours, risk_model=model, config=self.config, llm=self.llm,
                           recent_advice=recent_advice, lessons=lessons, features=features)

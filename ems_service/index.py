@@ -14,7 +14,7 @@ import faiss
 import numpy as np
 
 from ems_service.errors import DimensionMismatch
-from ems_service.store import IndexRow
+from ems_service.feed import IndexRow
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,9 @@ class NamespaceIndex:
 
     def __len__(self) -> int:
         return int(self.index.ntotal)
+
+    def __contains__(self, episode_id: int) -> bool:
+        return episode_id in self._pos
 
     def ids(self) -> set[int]:
         with self._lock:

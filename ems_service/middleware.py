@@ -54,15 +54,13 @@ class RequestContext:
                 await self._reject(send_with_id, request_id)
                 return
             received = 0
-            too_big = False
 
             async def limited_receive() -> Message:
-                nonlocal received, too_big
+                nonlocal received
                 message = await receive()
                 if message["type"] == "http.request":
                     received += len(message.get("body", b""))
                     if received > self.max_body_bytes:
-                        too_big = True
                         scope["state"]["body_too_large"] = True
                         raise _BodyTooLarge
                 return message

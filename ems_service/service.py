@@ -15,7 +15,8 @@ from condenser import Episode, Trajectory, condense, domain_of, embed_text
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import EpisodeNotFound, LimitExceeded
-from ems_service.store import EpisodeFilter, IndexRow, Store, utcnow
+from ems_service.feed import IndexRow
+from ems_service.store import EpisodeFilter, Store, utcnow
 from ems_service.tables import EpisodeRecord
 from ems_service.vectors import VectorMemory
 

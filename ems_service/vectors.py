@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 
 from ems_service.errors import DimensionMismatch
+from ems_service.feed import IndexRow
 from ems_service.index import NamespaceIndex, snapshot_path
-from ems_service.store import IndexRow, Store
+from ems_service.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -105,8 +106,7 @@ class VectorMemory:
             if index is None:
                 self.namespace(ns)
                 continue
-            present = index.ids()
-            fresh = [i for i in self.store.ids_from(ns, max(0, index.watermark - lookback)) if i not in present]
+            fresh = [i for i in self.store.ids_from(ns, max(0, index.watermark - lookback)) if i not in index]
             if fresh:
                 index.add(self.store.index_rows(ns, fresh))
                 added += len(fresh)

@@ -22,8 +22,8 @@ from condenser import Episode, Trajectory, condense, embed_text, normalize_actio
 from ems_service.dataset import read_jsonl
 from ems_service.embeddings import Embedder
 from ems_service.evaluation.metrics import brier, calibration_bins, mrr, precision_at_k, roc_auc, roc_curve
+from ems_service.feed import IndexRow
 from ems_service.index import NamespaceIndex
-from ems_service.store import IndexRow
 
 logger = logging.getLogger(__name__)
 
@@ -281,7 +281,7 @@ def _risk(items, points, memory, vectors, config, names, progress) -> dict:
             "calibration": calibration_bins([scores[j] for j in t5], y5),
         }
         summary[scope] = out
-    return {"summary": summary, "curves": curves, "samples": samples}
+    return {"summary": summary, "curves": curves}
 
 
 def _cross_validated(samples: list[dict], config: EvalConfig, key: str) -> list[float]:

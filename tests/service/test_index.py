@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ems_service.errors import DimensionMismatch
+from ems_service.feed import IndexRow
 from ems_service.index import NamespaceIndex
-from ems_service.store import IndexRow
 
 DIM = 32
 
