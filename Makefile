@@ -26,9 +26,10 @@ test: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check condenser coach ems_service migrations tests benchmarks
+	$(BIN)/ruff check condenser coach ems_service migrations tests benchmarks webcoach
 
 bench: install
+	$(BIN)/pip install --quiet -e ".[dev,bench]"
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.run
 
 clean:

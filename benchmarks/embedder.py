@@ -44,7 +44,7 @@ def measure(embedder, sample: list[str], rounds: int = 3) -> dict:  # noqa: ANN0
             "batch32_texts_per_s": round(statistics.median(throughput), 1)}
 
 
-def main() -> None:
+def run() -> dict:
     all_texts = texts()
     rng = np.random.default_rng(0)
     sample = [all_texts[i] for i in rng.permutation(len(all_texts))[:640]]
@@ -58,7 +58,11 @@ def main() -> None:
                    "embedder_speedup": round(min(single, batch), 3),
                    "embedder_cosine_min": round(float(cos.min()), 6), "cosine_mean": round(float(cos.mean()), 6),
                    "agreement_texts": len(all_texts)})
-    json.dump(result, sys.stdout, indent=2)
+    return result
+
+
+def main() -> None:
+    json.dump(run(), sys.stdout, indent=2)
     print()
 
 

@@ -214,6 +214,40 @@ def import_(
     ingest(files=files, namespace=namespace, batch_size=64, source=source, force_source=True)
 
 
+@app.command("import-from")
+def import_from(
+    fmt: str = typer.Argument(..., metavar="FORMAT", help="browser-use | agentlab | webcoach-ref"),
+    path: Path = typer.Argument(..., exists=True, help="a file, or a directory searched recursively"),
+    out: Path | None = typer.Option(None, "--out", "-o", dir_okay=False, help="JSON Lines to write (default: stdout)"),
+    task: str | None = typer.Option(None, help="the task, for formats whose files do not carry it"),
+) -> None:
+    """Convert foreign agent logs into the canonical JSON Lines format (then `webcoach ingest` them)."""
+    import sys
+
+    from ems_service.importing import read_foreign
+
+    ok = failed = 0
+    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115 - closed below
+    try:
+        for item in read_foreign(fmt, path, task=task):
+            if item.trajectory is None:
+                failed += 1
+                console.print(f"[yellow]skipped {item.origin}: {item.error}[/yellow]")
+                continue
+            sink.write(item.trajectory.model_dump_json(exclude_none=True) + "\n")
+            ok += 1
+    except ValueError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    finally:
+        if out:
+            sink.close()
+    console.print(f"converted {ok} runs from {fmt}" + (f", {failed} skipped" if failed else "")
+                      + (f" -> {out}" if out else ""))
+    if ok == 0:
+        raise typer.Exit(1)
+
+
 @app.command()
 def search(
     text: str = typer.Argument(..., help="what to look for"),
@@ -298,6 +332,23 @@ def eval_(
     paths = write(report, out)
     typer.echo(json.dumps(report["headline"], indent=2))
     console.print("wrote " + ", ".join(str(p) for p in paths))
+
+
+@app.command()
+def bench(
+    sizes: str = typer.Option("10000,100000,1000000", help="episode counts for the scale figures"),
+    skip_peers: bool = typer.Option(False, help="leave out Chroma / Qdrant / mem0"),
+) -> None:
+    """Run the benchmark suite (benchmarks/ in the source checkout); writes benchmarks/results/latest.*."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "benchmarks" / "run.py").exists():
+        console.print("[red]the benchmark suite lives in the source checkout (benchmarks/); run it from there[/red]")
+        raise typer.Exit(2)
+    command = [sys.executable, "-m", "benchmarks.run", "--sizes", sizes] + (["--skip-peers"] if skip_peers else [])
+    raise typer.Exit(subprocess.call(command, cwd=root))
 
 
 @app.command()

@@ -1,9 +1,18 @@
-"""FAISS vector index (faiss's home module): one IndexIDMap2(IndexFlatIP) per namespace, with snapshots."""
+"""FAISS vector index (faiss's home module): exact per namespace, IVF-SQ8 above a size, with snapshots.
+
+Small namespaces use one IndexIDMap2(IndexFlatIP): exact, and fast enough below a few tens of thousands of
+vectors. Above `ApproxConfig.above` vectors an IndexIVFScalarQuantizer (8-bit codes) is built in the
+background while the exact index keeps serving; then it replaces the exact index. Beside either index the
+namespace keeps every vector once more (float32), aligned with its filter fields: that copy re-ranks the
+IVF candidates exactly, answers filtered searches over small subsets by brute force, and trains rebuilds
+without touching the database.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import threading
@@ -27,6 +36,22 @@ class Hit:
     score: float
 
 
+@dataclass(frozen=True)
+class ApproxConfig:
+    """When and how a namespace switches to the approximate index."""
+
+    above: int = 20_000  # vectors; 0 disables the approximate index
+    nprobe: int = 32  # inverted lists visited per query
+    rerank: int = 4  # candidates per wanted hit, re-scored exactly from the float32 copy
+    exact_subset: int = 5_000  # filtered searches over at most this many vectors are brute force
+    train_per_list: int = 64  # training sample per inverted list
+    train_iterations: int = 10  # k-means iterations (the default 25 costs minutes at 1M for no recall)
+
+    def nlist(self, n: int) -> int:
+        """Inverted lists for n vectors: about 4 sqrt(n), a power of two in [64, 16384]."""
+        return int(min(16384, max(64, 2 ** round(math.log2(max(1.0, 4 * math.sqrt(n)))))))
+
+
 class _Vocab:
     """String <-> small int codes, so filters are numpy comparisons."""
 
@@ -44,48 +69,70 @@ class _Vocab:
 
 
 class NamespaceIndex:
-    """Exact inner-product search over unit vectors (= cosine), with filter fields kept beside it."""
+    """Inner-product search over unit vectors (= cosine), with filter fields kept beside it."""
 
-    def __init__(self, dimension: int) -> None:
+    _FIELDS = ("_ids", "_domain", "_success", "_task", "_alive", "_vec")
+
+    def __init__(self, dimension: int, approx: ApproxConfig | None = None) -> None:
         self.dimension = dimension
-        self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))
+        self.approx = approx or ApproxConfig()
+        self.index: faiss.Index | None = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))  # exact mode
+        self.ivf: faiss.IndexIVFScalarQuantizer | None = None  # approximate mode
+        self.trained_on = 0  # vectors the IVF was built from
         self._lock = threading.RLock()
         self._ids = np.zeros(0, dtype=np.int64)
         self._domain = np.zeros(0, dtype=np.int32)
         self._success = np.zeros(0, dtype=np.int8)
         self._task = np.zeros(0, dtype=np.int32)
         self._alive = np.zeros(0, dtype=bool)
+        self._vec = np.zeros((0, dimension), dtype=np.float32)
         self._n = 0
         self._pos: dict[int, int] = {}
+        self._build_log: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
+        self._builder: threading.Thread | None = None
         self.domains = _Vocab()
         self.tasks = _Vocab()
         self.watermark = 0  # highest episode id added
         self.deletion_seq = 0  # last deletion-log entry applied
 
     def __len__(self) -> int:
-        return int(self.index.ntotal)
+        return len(self._pos)
 
     def __contains__(self, episode_id: int) -> bool:
         return episode_id in self._pos
 
+    @property
+    def kind(self) -> str:
+        return "ivf_sq8" if self.ivf is not None else "flat"
+
     def ids(self) -> set[int]:
         with self._lock:
             return {int(i) for i in self._ids[: self._n][self._alive[: self._n]]}
+
+    def nbytes(self) -> int:
+        """Bytes held for the vectors and their fields (FAISS codes + ids, float32 copy, filter arrays)."""
+        with self._lock:
+            held = sum(getattr(self, name)[: self._n].nbytes for name in self._FIELDS)
+            if self.ivf is not None:
+                held += self.ivf.ntotal * (self.ivf.code_size + 8)
+                held += self.ivf.nlist * self.dimension * 4
+            elif self.index is not None:
+                held += self.index.ntotal * (self.dimension * 4 + 8)
+            return int(held)
 
     def _grow(self, extra: int) -> None:
         need = self._n + extra
         if need <= len(self._ids):
             return
         size = max(need, 2 * len(self._ids), 1024)
-        for name in ("_ids", "_domain", "_success", "_task", "_alive"):
+        for name in self._FIELDS:
             old = getattr(self, name)
-            new = np.zeros(size, dtype=old.dtype)
+            new = np.zeros((size, *old.shape[1:]), dtype=old.dtype)
             new[: self._n] = old[: self._n]
             setattr(self, name, new)
 
     def add(self, rows: list[IndexRow]) -> None:
         """Add vectors with their ids; ids already present are replaced."""
-        rows = [r for r in rows]
         if not rows:
             return
         vectors = np.ascontiguousarray(np.stack([r.vector for r in rows]), dtype=np.float32)
@@ -96,8 +143,12 @@ class NamespaceIndex:
             present = [int(i) for i in ids if int(i) in self._pos]
             if present:
                 self.remove(present)
-            self.index.add_with_ids(vectors, ids)
+            self._faiss().add_with_ids(vectors, ids)
+            if self._build_log is not None:
+                self._build_log.append(("add", ids, vectors))
             self._grow(len(rows))
+            p0 = self._n
+            self._vec[p0 : p0 + len(rows)] = vectors
             for r in rows:
                 p = self._n
                 self._ids[p] = r.id
@@ -109,26 +160,33 @@ class NamespaceIndex:
                 self._n += 1
             self.watermark = max(self.watermark, int(ids.max()))
 
+    def _faiss(self) -> faiss.Index:
+        return self.ivf if self.ivf is not None else self.index
+
     def remove(self, ids: list[int]) -> int:
-        """Remove ids (one rewrite of the flat array for the whole batch); returns how many were present."""
+        """Remove ids (one FAISS call for the whole batch); returns how many were present."""
         with self._lock:
             present = [i for i in ids if i in self._pos]
             if not present:
                 return 0
-            self.index.remove_ids(np.array(present, dtype=np.int64))
+            arr = np.array(present, dtype=np.int64)
+            self._faiss().remove_ids(arr)
+            if self._build_log is not None:
+                self._build_log.append(("remove", arr, None))
             for i in present:
                 self._alive[self._pos.pop(i)] = False
-            if self._n > 1024 and len(self._pos) < self._n // 2:
+            if self._n > 1024 and len(self._pos) < self._n // 2 and self._build_log is None:
                 self._compact()
             return len(present)
 
     def _compact(self) -> None:
         keep = self._alive[: self._n]
-        for name in ("_ids", "_domain", "_success", "_task"):
+        for name in self._FIELDS:
             setattr(self, name, getattr(self, name)[: self._n][keep].copy())
         self._n = int(keep.sum())
-        self._alive = np.ones(self._n, dtype=bool)
         self._pos = {int(i): p for p, i in enumerate(self._ids[: self._n])}
+
+    # -- search -----------------------------------------------------------------------------------------------
 
     def search(
         self,
@@ -139,7 +197,8 @@ class NamespaceIndex:
         success: bool | None = None,
         exclude_task_id: str | None = None,
     ) -> list[Hit]:
-        """Top-k by cosine; filters are applied inside FAISS with an id selector, so results stay exact."""
+        """Top-k by cosine. Exact mode: filters inside FAISS with an id selector, so results stay exact.
+        Approximate mode: IVF candidates re-ranked exactly; small filtered subsets searched by brute force."""
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         if q.shape[1] != self.dimension:
             raise DimensionMismatch(f"query dimension {q.shape[1]} != index dimension {self.dimension}")
@@ -147,7 +206,7 @@ class NamespaceIndex:
             total = len(self)
             if total == 0 or k <= 0:
                 return []
-            params = None
+            mask = None
             if domain is not None or success is not None or exclude_task_id is not None:
                 mask = self._alive[: self._n].copy()
                 if domain is not None:
@@ -156,14 +215,77 @@ class NamespaceIndex:
                     mask &= self._success[: self._n] == _SUCCESS_CODE[success]
                 if exclude_task_id is not None:
                     mask &= self._task[: self._n] != self.tasks.code(exclude_task_id, add=False)
-                allowed = self._ids[: self._n][mask]
-                if allowed.size == 0:
+                allowed = int(mask.sum())
+                if allowed == 0:
                     return []
-                if allowed.size < total:
-                    params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed))
-                total = int(allowed.size)
-            scores, ids = self.index.search(q, min(k, total), params=params)
+                if allowed == total:
+                    mask = None
+                total = allowed
+            if self.ivf is None:
+                return self._search_exact(q, min(k, total), mask)
+            if mask is not None and total <= self.approx.exact_subset:
+                return self._search_subset(q[0], min(k, total), np.flatnonzero(mask))
+            return self._search_ivf(q, min(k, total), mask)
+
+    def _selector(self, mask: np.ndarray) -> tuple[faiss.IDSelector, object]:
+        """An id selector for `mask` (and what the caller must keep alive while it is used).
+
+        A bitmap over the id range when that is small next to the allowed set (one bit test per scanned
+        vector, no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'.
+        """
+        alive = self._alive[: self._n]
+        allowed = self._ids[: self._n][mask]
+        span = self.watermark + 1
+        if span <= 64 * max(1, allowed.size):
+            bits = np.zeros(span, dtype=bool)
+            bits[allowed] = True
+            packed = np.packbits(bits, bitorder="little")
+            return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
+        banned = self._ids[: self._n][alive & ~mask]
+        if banned.size < allowed.size:
+            inner = faiss.IDSelectorBatch(banned)
+            return faiss.IDSelectorNot(inner), inner
+        return faiss.IDSelectorBatch(allowed), None
+
+    def _search_exact(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
+        params = keep = None
+        if mask is not None:
+            sel, keep = self._selector(mask)
+            params = faiss.SearchParameters(sel=sel)
+        scores, ids = self.index.search(q, k, params=params)
+        del keep
         return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
+
+    def _search_subset(self, q: np.ndarray, k: int, positions: np.ndarray) -> list[Hit]:
+        scores = self._vec[positions] @ q
+        return self._top(scores, positions, k)
+
+    def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
+        params = faiss.SearchParametersIVF()
+        # a filter that keeps a share s of the vectors visits 1/s times the lists, so about as many allowed
+        # vectors are scanned as in an unfiltered query
+        share = 1.0 if mask is None else max(1, int(mask.sum())) / len(self)
+        params.nprobe = min(self.ivf.nlist, math.ceil(self.approx.nprobe / share))
+        keep = None
+        if mask is not None:
+            sel, keep = self._selector(mask)
+            params.sel = sel
+        wanted = min(len(self), k * max(1, self.approx.rerank))
+        _, ids = self.ivf.search(q, wanted, params=params)
+        del keep
+        positions = np.array([self._pos[int(i)] for i in ids[0] if i >= 0], dtype=np.int64)
+        if positions.size == 0:
+            return []
+        scores = self._vec[positions] @ q[0]
+        return self._top(scores, positions, k)
+
+    def _top(self, scores: np.ndarray, positions: np.ndarray, k: int) -> list[Hit]:
+        if scores.size > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            scores, positions = scores[part], positions[part]
+        ids = self._ids[positions]
+        order = np.lexsort((ids, -scores))
+        return [Hit(int(ids[i]), float(scores[i])) for i in order]
 
     def search_preferring_domain(
         self, query: np.ndarray, k: int, *, domain: str | None, boost: float, exclude_task_id: str | None = None,
@@ -171,7 +293,7 @@ class NamespaceIndex:
     ) -> list[Hit]:
         """Top-k by cosine + `boost` for episodes of the query's own site (the coach's retrieval).
 
-        Two exact searches (same site, and all) merged, so an episode of the same site ranks above one from
+        Two searches (same site, and all) merged, so an episode of the same site ranks above one from
         elsewhere unless the other is more than `boost` more similar. Hits keep their true cosine.
         """
         hits = self.search(query, k, exclude_task_id=exclude_task_id, success=success)
@@ -183,23 +305,88 @@ class NamespaceIndex:
         merged.sort(key=lambda x: (-x[0], x[1].id))
         return [h for _, h in merged[:k]]
 
+    # -- the approximate index ------------------------------------------------------------------------------
+
+    def wants_build(self) -> bool:
+        """True when the namespace has outgrown its index: exact above the threshold, or an IVF trained on
+        less than a quarter of what it now holds."""
+        if self.approx.above <= 0 or self._builder is not None:
+            return False
+        n = len(self)
+        if self.ivf is None:
+            return n >= self.approx.above
+        return n >= 4 * self.trained_on and self.approx.nlist(n) > self.ivf.nlist
+
+    def build_in_background(self) -> threading.Thread | None:
+        """Start building the approximate index; searches keep using the current one until it is ready."""
+        with self._lock:
+            if not self.wants_build():
+                return None
+            self._builder = threading.Thread(target=self.build_approx, name="ivf-build", daemon=True)
+            self._builder.start()
+            return self._builder
+
+    def wait_for_build(self, timeout: float | None = None) -> None:
+        """Block until a background build (if any) has finished."""
+        builder = self._builder
+        if builder is not None and builder is not threading.current_thread():
+            builder.join(timeout)
+
+    def build_approx(self) -> None:
+        """Train and fill an IVF-SQ8 index from the float32 copy, then swap it in (changes made meanwhile
+        are replayed first)."""
+        try:
+            with self._lock:
+                self._builder = self._builder or threading.current_thread()
+                alive = self._alive[: self._n]
+                ids = self._ids[: self._n][alive].copy()
+                vecs = self._vec[: self._n][alive]
+                self._build_log = []
+            nlist = self.approx.nlist(len(ids))
+            quantizer = faiss.IndexFlatIP(self.dimension)
+            ivf = faiss.IndexIVFScalarQuantizer(quantizer, self.dimension, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                                faiss.METRIC_INNER_PRODUCT)
+            ivf.cp.niter = self.approx.train_iterations
+            ivf.own_fields = True  # the IVF frees its quantizer
+            quantizer.this.disown()
+            sample = min(len(ids), nlist * self.approx.train_per_list)
+            rng = np.random.default_rng(len(ids))
+            train = vecs[rng.choice(len(ids), size=sample, replace=False)] if sample < len(ids) else vecs
+            ivf.train(train)
+            ivf.add_with_ids(vecs, ids)
+            with self._lock:
+                for op, op_ids, op_vecs in self._build_log:
+                    if op == "add":
+                        ivf.add_with_ids(op_vecs, op_ids)
+                    else:
+                        ivf.remove_ids(op_ids)
+                self.ivf, self.index = ivf, None
+                self.trained_on = len(ids)
+            logger.info("approximate index ready: %d vectors, %d lists", ivf.ntotal, nlist)
+        finally:
+            with self._lock:
+                self._build_log = None
+                self._builder = None
+
     # -- snapshots ------------------------------------------------------------------------------------------
 
     def save(self, path: Path, *, model: str) -> None:
         """Write index + filter fields + watermarks atomically (tmp files, then rename)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock:
-            if self._n > len(self._pos):
+            if self._n > len(self._pos) and self._build_log is None:
                 self._compact()
             n = self._n
             meta = {
                 "watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),
                 "dimension": self.dimension, "model": model, "domains": self.domains.items, "tasks": self.tasks.items,
+                "kind": self.kind, "trained_on": self.trained_on,
             }
             tmp = path.with_suffix(".tmp")
-            faiss.write_index(self.index, str(tmp))
-            np.savez(path.with_suffix(".npz.tmp.npz"), ids=self._ids[:n], domain=self._domain[:n],
-                     success=self._success[:n], task=self._task[:n])
+            faiss.write_index(self._faiss(), str(tmp))
+            alive = self._alive[:n]
+            np.savez(path.with_suffix(".npz.tmp.npz"), ids=self._ids[:n][alive], domain=self._domain[:n][alive],
+                     success=self._success[:n][alive], task=self._task[:n][alive], vectors=self._vec[:n][alive])
         os.replace(path.with_suffix(".npz.tmp.npz"), path.with_suffix(".npz"))
         os.replace(tmp, path)
         tmp_meta = path.with_suffix(".json.tmp")
@@ -207,7 +394,7 @@ class NamespaceIndex:
         os.replace(tmp_meta, path.with_suffix(".json"))
 
     @classmethod
-    def load(cls, path: Path, *, model: str, dimension: int) -> NamespaceIndex:
+    def load(cls, path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
         """Read a snapshot; raises ValueError when it is missing, corrupt or for another model."""
         meta_path = path.with_suffix(".json")
         if not path.exists() or not meta_path.exists() or not path.with_suffix(".npz").exists():
@@ -218,22 +405,34 @@ class NamespaceIndex:
         try:
             index = faiss.read_index(str(path))
             arrays = np.load(path.with_suffix(".npz"))
-        except Exception as exc:  # noqa: BLE001 - faiss raises RuntimeError on corrupt files
+            fields = {name: arrays[name] for name in ("ids", "domain", "success", "task", "vectors")}
+        except Exception as exc:  # noqa: BLE001 - faiss raises RuntimeError on corrupt files, numpy KeyError/OSError
             raise ValueError(f"snapshot unreadable: {exc}") from exc
-        if index.ntotal != meta["ntotal"] or index.d != dimension or len(arrays["ids"]) != index.ntotal:
+        if index.ntotal != meta["ntotal"] or index.d != dimension or len(fields["ids"]) != index.ntotal:
             raise ValueError("snapshot inconsistent")
-        if not isinstance(index, faiss.IndexIDMap2):
-            raise ValueError("snapshot is not an IndexIDMap2")
-        self = cls(dimension)
-        self.index = index
-        self._ids = arrays["ids"].astype(np.int64)
-        self._domain = arrays["domain"].astype(np.int32)
-        self._success = arrays["success"].astype(np.int8)
-        self._task = arrays["task"].astype(np.int32)
+        self = cls(dimension, approx)
+        if isinstance(index, faiss.IndexIDMap2):
+            stored = faiss.vector_to_array(index.id_map)
+            self.index = index
+        elif isinstance(index, faiss.IndexIVFScalarQuantizer):
+            invlists = index.invlists
+            stored = np.concatenate([np.zeros(0, dtype=np.int64)] + [
+                faiss.rev_swig_ptr(invlists.get_ids(li), invlists.list_size(li)).copy()
+                for li in range(index.nlist) if invlists.list_size(li)])
+            self.index, self.ivf = None, index
+            self.trained_on = int(meta.get("trained_on", index.ntotal))
+        else:
+            raise ValueError(f"snapshot holds an unknown index type {type(index).__name__}")
+        if fields["vectors"].shape != (index.ntotal, dimension):
+            raise ValueError("snapshot vectors have the wrong shape")
+        self._ids = fields["ids"].astype(np.int64)
+        self._domain = fields["domain"].astype(np.int32)
+        self._success = fields["success"].astype(np.int8)
+        self._task = fields["task"].astype(np.int32)
+        self._vec = fields["vectors"].astype(np.float32, copy=False)
         self._n = len(self._ids)
         self._alive = np.ones(self._n, dtype=bool)
         self._pos = {int(i): p for p, i in enumerate(self._ids)}
-        stored = faiss.vector_to_array(self.index.id_map)
         if not np.array_equal(np.sort(stored), np.sort(self._ids)):
             raise ValueError("snapshot ids disagree with its filter fields")
         self.domains = _Vocab(meta["domains"])

@@ -11,7 +11,7 @@ from ems_service.config import Settings
 from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
 from ems_service.experience import ExperienceService
-from ems_service.index import set_threads
+from ems_service.index import ApproxConfig, set_threads
 from ems_service.keys import KeyRing
 from ems_service.lessons import LessonService
 from ems_service.llm import build_llm
@@ -49,8 +49,11 @@ class Runtime:
         check_schema(self.store.engine)
         set_threads(settings.index.faiss_threads)
         self.embedder = embedder or build_embedder(settings)
+        ix = settings.index
         self.vectors = VectorMemory(
-            self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension
+            self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension,
+            approx=ApproxConfig(above=ix.approx_above, nprobe=ix.nprobe, rerank=ix.rerank,
+                                exact_subset=ix.exact_subset),
         )
         self.llm = build_llm(settings.llm)
         summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
@@ -89,6 +92,7 @@ class Runtime:
     def maintain(self) -> None:
         """One round of background work: flush retrieval counts, write changed index snapshots."""
         self.memory.flush_touches()
+        self.vectors.maintain()
         self.vectors.snapshot()
         self.sessions.expire()
         if time.time() - self._last_prune > 86400:

@@ -7,6 +7,7 @@ import math
 import threading
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,7 @@ class MemoryService:
         self.vectors = vectors
         self.summarize_fn = summarize_fn
         self._evict_lock = threading.Lock()
+        self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ems-embed")
         self._touch_lock = threading.Lock()
         self._touches: dict[str, Counter[int]] = {}
         self.on_ingest: list[Callable[[str, int], None]] = []
@@ -98,32 +100,43 @@ class MemoryService:
     # -- ingest ---------------------------------------------------------------------------------------------
 
     def ingest(self, *, namespace: str, trajectories: list[Trajectory]) -> list[IngestResult]:
-        """Store finished runs (deduplicated), then index them and evict over capacity."""
-        results: list[IngestResult | None] = [None] * len(trajectories)
-        episodes: list[tuple[int, Episode]] = []
-        for i, traj in enumerate(trajectories):
-            try:
-                self.check_limits(traj)
-            except LimitExceeded as exc:
-                results[i] = IngestResult(None, False, exc.detail)
-                continue
-            episodes.append((i, condense(traj, namespace=namespace, summarize_fn=self.summarize_fn)))
+        """Store finished runs (deduplicated), then index them and evict over capacity.
 
-        existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes])
+        Pipelined: while one chunk of runs is embedded (ONNX Runtime releases the GIL), the next is condensed
+        and checked for duplicates. The insert is still one transaction for the whole batch.
+        """
+        results: list[IngestResult | None] = [None] * len(trajectories)
         fresh: dict[str, tuple[list[int], Episode]] = {}
         dup_ids: list[int] = []
-        for i, ep in episodes:
-            if ep.trajectory_hash in existing:
-                results[i] = IngestResult(existing[ep.trajectory_hash], True)
-                dup_ids.append(existing[ep.trajectory_hash])
-            elif ep.trajectory_hash in fresh:
-                fresh[ep.trajectory_hash][0].append(i)
-            else:
-                fresh[ep.trajectory_hash] = ([i], ep)
+        pending: list[tuple[list[tuple[list[int], Episode]], Future[np.ndarray]]] = []
+        chunk = max(8, self.embedder.batch_size)
+        for start in range(0, len(trajectories), chunk):
+            episodes: list[tuple[int, Episode]] = []
+            for i in range(start, min(start + chunk, len(trajectories))):
+                try:
+                    self.check_limits(trajectories[i])
+                except LimitExceeded as exc:
+                    results[i] = IngestResult(None, False, exc.detail)
+                    continue
+                episodes.append((i, condense(trajectories[i], namespace=namespace, summarize_fn=self.summarize_fn)))
+            existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes])
+            new: list[tuple[list[int], Episode]] = []
+            for i, ep in episodes:
+                if ep.trajectory_hash in existing:
+                    results[i] = IngestResult(existing[ep.trajectory_hash], True)
+                    dup_ids.append(existing[ep.trajectory_hash])
+                elif ep.trajectory_hash in fresh:
+                    fresh[ep.trajectory_hash][0].append(i)
+                else:
+                    fresh[ep.trajectory_hash] = ([i], ep)
+                    new.append(fresh[ep.trajectory_hash])
+            if new:
+                texts = [ep.embed_text for _, ep in new]
+                pending.append((new, self._embed_pool.submit(self.embedder.embed, texts)))
 
-        if fresh:
-            new = list(fresh.values())
-            vectors = self.embedder.embed([ep.embed_text for _, ep in new])
+        if pending:
+            new = [item for part, _ in pending for item in part]
+            vectors = np.concatenate([future.result() for _, future in pending])
             ids = self._insert([ep for _, ep in new], vectors, namespace)
             rows = []
             for (positions, ep), new_id, vec in zip(new, ids, vectors, strict=True):
@@ -276,7 +289,8 @@ class MemoryService:
             {
                 "namespace": namespace,
                 "index_size": len(index),
-                "index_type": "IndexIDMap2(IndexFlatIP)",
+                "index_type": {"flat": "IndexIDMap2(IndexFlatIP)", "ivf_sq8": "IndexIVFScalarQuantizer(8bit)"}[index.kind],
+                "index_bytes": index.nbytes(),
                 "capacity": self.settings.index.capacity,
                 "eviction_policy": self.settings.index.eviction_policy,
                 "embedding_model": self.embedder.name,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
-from ems_service.index import NamespaceIndex, snapshot_path
+from ems_service.index import ApproxConfig, NamespaceIndex, snapshot_path
 from ems_service.store import Store
 
 logger = logging.getLogger(__name__)
@@ -18,8 +18,10 @@ logger = logging.getLogger(__name__)
 class VectorMemory:
     """FAISS is a cache of the episodes table: every index can be rebuilt from stored vectors."""
 
-    def __init__(self, store: Store, *, data_dir: Path, model: str, dimension: int) -> None:
+    def __init__(self, store: Store, *, data_dir: Path, model: str, dimension: int,
+                 approx: ApproxConfig | None = None) -> None:
         self.store = store
+        self.approx = approx or ApproxConfig()
         self.data_dir = data_dir
         self.model = model
         self.dimension = dimension
@@ -55,7 +57,7 @@ class VectorMemory:
         self._check_model(namespace)
         path = snapshot_path(self.data_dir, namespace)
         try:
-            index = NamespaceIndex.load(path, model=self.model, dimension=self.dimension)
+            index = NamespaceIndex.load(path, model=self.model, dimension=self.dimension, approx=self.approx)
             added, removed = self._catch_up(namespace, index)
             if len(index) != self.store.count(namespace):
                 raise ValueError("snapshot does not match the table after catch-up")
@@ -66,13 +68,14 @@ class VectorMemory:
             index = self.rebuild(namespace)
             how = "rebuilt from stored vectors"
         self.last_start[namespace] = how
-        logger.info("index %s ready: %d vectors (%s) in %.2fs", namespace, len(index), how,
+        logger.info("index %s ready: %d vectors (%s, %s) in %.2fs", namespace, len(index), index.kind, how,
                     time.perf_counter() - started)
+        index.build_in_background()  # the exact index serves until the approximate one is ready
         return index
 
     def rebuild(self, namespace: str) -> NamespaceIndex:
         """A fresh index from the stored vectors of `namespace`; never re-embeds."""
-        index = NamespaceIndex(self.dimension)
+        index = NamespaceIndex(self.dimension, self.approx)
         index.deletion_seq = self.store.max_deletion_seq(namespace)
         for rows in self.store.iter_index_rows(namespace):
             index.add(rows)
@@ -119,8 +122,11 @@ class VectorMemory:
         return added, removed
 
     def add(self, namespace: str, rows: list[IndexRow]) -> None:
-        self.namespace(namespace).add(rows)
+        index = self.namespace(namespace)
+        index.add(rows)
         self._dirty.add(namespace)
+        if index.wants_build():
+            index.build_in_background()
 
     def remove(self, namespace: str, ids: list[int]) -> None:
         """Remove ids just deleted from the table, then apply the rest of the deletion log."""
@@ -145,6 +151,12 @@ class VectorMemory:
         if written:
             logger.info("index snapshots written: %d", written)
         return written
+
+    def maintain(self) -> int:
+        """Start background builds of approximate indexes for namespaces that outgrew theirs."""
+        with self._lock:
+            indexes = list(self._indexes.values())
+        return sum(index.build_in_background() is not None for index in indexes)
 
     def sizes(self) -> dict[str, int]:
         return {ns: len(ix) for ns, ix in self._indexes.items()}

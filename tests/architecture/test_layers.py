@@ -13,7 +13,9 @@ HEAVY = {"fastapi", "sqlalchemy", "faiss", "torch", "httpx", "sentence_transform
 FORBIDDEN = {
     "condenser": HEAVY | {"coach", "ems_service", "migrations"},
     "coach": HEAVY | {"ems_service", "migrations"},
-    "ems_service": {"migrations", "tests", "benchmarks"},
+    "ems_service": {"migrations", "tests", "benchmarks", "webcoach"},
+    # the client SDK: the shared models and httpx, nothing of the service (agents install it beside their own code)
+    "webcoach": (HEAVY - {"httpx"}) | {"ems_service", "migrations", "numpy"},
 }
 # One home module per heavy library inside ems_service.
 HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"}, "httpx": {"llm.py"},
@@ -44,6 +46,7 @@ def test_dependency_direction(package):
 
 @pytest.mark.parametrize("library", sorted(HOMES))
 def test_one_home_module_per_heavy_library(library):
+    """Inside the service; the SDK's httpx use is webcoach/client.py alone (checked below)."""
     users = {p.name for p in (ROOT / "ems_service").rglob("*.py") if library in imports(p)}
     assert users <= HOMES[library], users
 
@@ -52,7 +55,13 @@ def test_public_names_are_exported():
     import coach
     import condenser
     import ems_service
+    import webcoach
 
-    for module in (condenser, coach, ems_service):
+    for module in (condenser, coach, ems_service, webcoach):
         for name in module.__all__:
             assert hasattr(module, name), (module.__name__, name)
+
+
+def test_sdk_talks_http_in_one_module():
+    users = {p.name for p in (ROOT / "webcoach").rglob("*.py") if "httpx" in imports(p)}
+    assert users == {"client.py"}

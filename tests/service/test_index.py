@@ -7,7 +7,7 @@ import pytest
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
-from ems_service.index import NamespaceIndex
+from ems_service.index import ApproxConfig, NamespaceIndex
 
 DIM = 32
 
@@ -111,3 +111,89 @@ def test_snapshot_roundtrip_and_corruption(tmp_path):
     path.unlink()
     with pytest.raises(ValueError):
         NamespaceIndex.load(path, model="m", dimension=DIM)
+
+
+# -- approximate mode (IVF-SQ8 + exact re-rank) ---------------------------------------------------------------
+
+def _clustered(n: int, seed: int = 0, dim: int = 64) -> tuple[list[IndexRow], np.ndarray]:
+    """Text-like data: a few hundred centres with small perturbations (uniform noise flatters nothing)."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(300, dim)).astype(np.float32)
+    vecs = centres[rng.integers(0, 300, size=n)] + rng.normal(scale=0.15, size=(n, dim)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    rows = [IndexRow(id=5 + 2 * i, vector=vecs[i], domain=f"d{i % 50}.com", success=[True, False, None][i % 3],
+                     task_id=f"t{i % 97}") for i in range(n)]
+    return rows, vecs
+
+
+APPROX = ApproxConfig(above=2000, nprobe=16, exact_subset=500)
+
+
+def _recall(index, rows, queries, k=10, **flt):
+    def pred(r):
+        return ((flt.get("domain") is None or r.domain == flt["domain"])
+                and ("success" not in flt or r.success == flt["success"])
+                and ("exclude_task_id" not in flt or r.task_id != flt["exclude_task_id"]))
+    found = total = 0
+    for q in queries:
+        want = {i for _, i in _brute(rows, q, k, pred)}
+        got = [h.id for h in index.search(q, k, **flt)]
+        assert len(got) == len(set(got)) == min(k, sum(map(pred, rows)))
+        found += len(want & set(got))
+        total += len(want)
+    return found / total
+
+
+def test_switches_to_ivf_above_threshold_and_keeps_recall():
+    rows, vecs = _clustered(6000)
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows[:1500])
+    assert not index.wants_build()
+    index.add(rows[1500:])
+    assert index.wants_build() and index.kind == "flat"
+    index.build_approx()
+    assert index.kind == "ivf_sq8" and len(index) == 6000 and not index.wants_build()
+    rng = np.random.default_rng(3)
+    queries = vecs[rng.choice(6000, 40)] + rng.normal(scale=0.05, size=(40, 64)).astype(np.float32)
+    assert _recall(index, rows, queries) >= 0.95
+    # a small filtered subset is brute force (exact); a large one goes through the IVF with a selector
+    assert _recall(index, rows, queries[:10], domain="d7.com") == 1.0
+    assert _recall(index, rows, queries[:10], exclude_task_id="t5") >= 0.95
+    assert _recall(index, rows, queries[:10], success=True) >= 0.95
+
+
+def test_ivf_removal_and_changes_during_a_background_build():
+    rows, vecs = _clustered(5000, seed=1)
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows[:4000])
+    thread = index.build_in_background()
+    assert thread is not None
+    index.add(rows[4000:])  # arrives while the build runs (or just before it swaps in)
+    index.remove([r.id for r in rows[:100]])
+    index.wait_for_build(timeout=60)
+    assert index.kind == "ivf_sq8"
+    assert index.ids() == {r.id for r in rows[100:]}
+    assert index.ivf.ntotal == len(index) == 4900
+    hits = index.search(vecs[4500], 10)
+    assert hits[0].id == rows[4500].id
+    assert not {r.id for r in rows[:100]} & {h.id for h in index.search(vecs[0], 50)}
+    index.remove([rows[4500].id])
+    assert rows[4500].id not in {h.id for h in index.search(vecs[4500], 10)}
+
+
+def test_ivf_snapshot_roundtrip(tmp_path):
+    rows, vecs = _clustered(3000, seed=2)
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows)
+    index.build_approx()
+    index.remove([rows[1].id])
+    path = tmp_path / "big.faiss"
+    index.save(path, model="m")
+    loaded = NamespaceIndex.load(path, model="m", dimension=64, approx=APPROX)
+    assert loaded.kind == "ivf_sq8" and loaded.ids() == index.ids()
+    for q in vecs[:20]:
+        assert index.search(q, 10) == loaded.search(q, 10)
+        assert index.search(q, 5, domain="d3.com") == loaded.search(q, 5, domain="d3.com")
+    exact = NamespaceIndex(64, APPROX)
+    exact.add(rows[2:])
+    assert exact.kind == "flat" and loaded.nbytes() < 0.7 * exact.nbytes()  # 8-bit codes instead of float32

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlalchemy import select
 
 from ems_service import Runtime
@@ -63,5 +65,41 @@ def test_catch_up_after_a_crash(settings, embedder):
         assert embedder.calls == calls
         assert "snapshot + 20 new, 2 deleted" == rt2.vectors.last_start["default"]
         assert rt2.vectors.namespace("default").ids() == _table_ids(rt2)
+    finally:
+        rt2.close()
+
+
+def test_large_namespace_switches_to_ivf_and_restarts_from_it(settings, embedder):
+    """Above `approx_above` the service builds the IVF-SQ8 index in the background and snapshots it."""
+    settings.index.approx_above = 150
+    settings.index.exact_subset = 0  # every filtered search goes through the IVF with a selector
+    rt = Runtime(settings, embedder=embedder).start(background=False)
+    trajs = [to_trajectory(r) for r in dev_records("webcanvas.jsonl", 120) + dev_records("mind2web_demos.jsonl", 120)]
+    try:
+        index = rt.vectors.namespace("default")
+        index.approx = replace(index.approx, above=0)  # hold the switch back to get exact answers first
+        rt.memory.ingest(namespace="default", trajectories=trajs)
+        exact = {q: [h.record.id for h in rt.memory.search(namespace="default", text=q, k=5)] for q in QUERIES}
+        assert index.kind == "flat" and not index.wants_build()
+        index.approx = replace(index.approx, above=150)
+        assert rt.vectors.maintain() == 1
+        index.wait_for_build(timeout=60)
+        assert index.kind == "ivf_sq8" and rt.memory.stats(namespace="default")["index_type"].startswith("IndexIVF")
+        approx = {q: [h.record.id for h in rt.memory.search(namespace="default", text=q, k=5)] for q in QUERIES}
+        overlap = sum(len(set(exact[q]) & set(approx[q])) for q in QUERIES) / sum(map(len, exact.values()))
+        assert overlap >= 0.9
+        victim = approx[QUERIES[0]][0]
+        rt.memory.delete(namespace="default", episode_id=victim)
+        assert victim not in [r.record.id for r in rt.memory.search(namespace="default", text=QUERIES[0], k=5)]
+        rt.vectors.snapshot(force=True)
+    finally:
+        rt.close()
+    calls = embedder.calls
+    rt2 = Runtime(settings, embedder=embedder).start(background=False)
+    try:
+        assert embedder.calls == calls
+        index = rt2.vectors.namespace("default")
+        assert index.kind == "ivf_sq8" and rt2.vectors.last_start["default"].startswith("snapshot")
+        assert index.ids() == _table_ids(rt2)
     finally:
         rt2.close()
