@@ -23,6 +23,29 @@ from typing import Any
 from condenser.models import Outcome, Step, Trajectory
 
 FORMATS = ("browser-use", "agentlab", "webcoach-ref")
+_SOURCES = {"self", "seed", "import"}
+
+
+def from_canonical(record: Mapping[str, Any], *, source: str = "import") -> Trajectory:
+    """A line of the canonical JSON Lines format (shared/data/trajectories) or a wire-format trajectory.
+
+    The dataset's own `id`, `source` and `labels.task_family` are kept as tags (origin_id, dataset,
+    task_family); the run's `source` becomes `source` (import) unless it is one of ours.
+    """
+    data = dict(record)
+    tags = dict(data.get("tags") or {})
+    if data.get("source") not in _SOURCES:
+        if data.get("source"):
+            tags.setdefault("dataset", str(data["source"]))
+        data["source"] = source
+    if data.get("id") is not None:
+        tags.setdefault("origin_id", str(data.pop("id")))
+    data.pop("id", None)
+    labels = data.pop("labels", None) or {}
+    if isinstance(labels, dict) and labels.get("task_family"):
+        tags.setdefault("task_family", str(labels["task_family"]))
+    data["tags"] = {str(k): str(v) for k, v in tags.items()}
+    return Trajectory.model_validate(data)
 
 
 def _text(value: Any) -> str | None:

@@ -2,8 +2,9 @@
 
 from ems_service.app import create_app
 from ems_service.config import Settings
+from ems_service.embedded import EmbeddedServer
 from ems_service.embeddings import Embedder
 from ems_service.runtime import Runtime
 from ems_service.service import MemoryService
 
-__all__ = ["Embedder", "MemoryService", "Runtime", "Settings", "create_app"]
+__all__ = ["EmbeddedServer", "Embedder", "MemoryService", "Runtime", "Settings", "create_app"]

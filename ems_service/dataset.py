@@ -11,9 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from condenser import Trajectory
-
-_SOURCES = {"self", "seed", "import"}
-
+from condenser.importers import from_canonical
 
 @dataclass(frozen=True)
 class Line:
@@ -25,19 +23,7 @@ class Line:
 
 def to_trajectory(record: dict[str, Any], *, source: str = "import") -> Trajectory:
     """A canonical JSONL record (or a wire-format trajectory) as a Trajectory."""
-    data = dict(record)
-    tags = dict(data.get("tags") or {})
-    if data.get("source") not in _SOURCES:
-        if data.get("source"):
-            tags.setdefault("dataset", str(data["source"]))
-        data["source"] = source
-    if data.get("id") is not None:
-        tags.setdefault("origin_id", str(data["id"]))
-    labels = data.get("labels") or {}
-    if isinstance(labels, dict) and labels.get("task_family"):
-        tags.setdefault("task_family", str(labels["task_family"]))
-    data["tags"] = {str(k): str(v) for k, v in tags.items()}
-    return Trajectory.model_validate(data)
+    return from_canonical(record, source=source)
 
 
 def describe_validation_error(exc: ValidationError) -> str:

@@ -15,7 +15,8 @@ imported. `webcoach.browser_use` hooks the coach into a browser-use Agent.
 from coach.models import Guidance
 from condenser.models import Outcome, Step, Trajectory
 from webcoach.client import ApiError, AsyncClient, AsyncSession, Client, Session
+from webcoach.data import read_jsonl
 from webcoach.messages import append_guidance
 
 __all__ = ["ApiError", "AsyncClient", "AsyncSession", "Client", "Guidance", "Outcome", "Session", "Step",
-           "Trajectory", "append_guidance"]
+           "Trajectory", "append_guidance", "read_jsonl"]

@@ -18,7 +18,8 @@ FORBIDDEN = {
     "webcoach": (HEAVY - {"httpx"}) | {"ems_service", "migrations", "numpy"},
 }
 # One home module per heavy library inside ems_service.
-HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"}, "httpx": {"llm.py"},
+HOMES = {"faiss": {"index.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"},
+         "httpx": {"llm.py", "embedded.py"},
          "transformers": {"llm.py", "onnx_embedder.py"}, "torch": {"llm.py", "onnx_embedder.py"},
          "onnxruntime": {"onnx_embedder.py"}}
 
