@@ -17,6 +17,7 @@ from ems_service.embeddings import Embedder
 from ems_service.errors import EMSError
 from ems_service.middleware import RequestContext
 from ems_service.runtime import Runtime
+from ems_service.schemas import ErrorBody
 
 logger = logging.getLogger(__name__)
 
@@ -70,6 +71,15 @@ def install_error_handlers(app: FastAPI) -> None:
         return error_response(request, 500, "InternalError", "unexpected error; see the server log for this request id")
 
 
+_ERRORS = {
+    400: "malformed request (not JSON, not UTF-8)", 401: "missing or unknown API key",
+    403: "the key may not do this (admin routes)", 404: "no such resource in this namespace",
+    409: "conflict with the stored state", 413: "a named limit was exceeded (EMS_LIMITS__*)",
+    422: "the request is well-formed JSON but invalid (which field, and why)",
+    503: "not ready, or the database is unavailable (retry later)",
+}
+
+
 def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastAPI:
     """The service as an ASGI app; the runtime is built at start-up (lifespan)."""
 
@@ -89,7 +99,8 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         version="0.1.0",
         description="Episodic memory and coaching for fleets of web agents.",
         lifespan=lifespan,
-        responses={400: {"model": dict}, 413: {"model": dict}, 422: {"model": dict}},
+        # every route may answer with the one error shape: documented once, here
+        responses={status: {"model": ErrorBody, "description": text} for status, text in _ERRORS.items()},
     )
     install_error_handlers(app)
 

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from condenser import Trajectory
 from condenser.importers import from_canonical
 
+
 @dataclass(frozen=True)
 class Line:
     number: int

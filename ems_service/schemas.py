@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from fastapi import Path as FastPath
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from coach import Guidance, PartialRun
 from condenser import Outcome, Step, Trajectory
@@ -13,6 +14,16 @@ from ems_service.tables import EpisodeRecord
 
 EpisodeCreate = Trajectory
 
+
+
+def _utc(value: datetime) -> datetime:
+    """SQLite hands back naive datetimes (stored as UTC): answer RFC 3339 with the offset, as PostgreSQL does."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+# ids are signed 64-bit in both databases: anything else is a 422 before it reaches SQL
+RowId = Annotated[int, FastPath(ge=1, le=2**63 - 1, description="a row id (1 .. 2^63-1)")]
 
 class IngestResponse(BaseModel):
     id: int
@@ -52,8 +63,8 @@ class EpisodeRead(BaseModel):
     task_id: str | None
     source: str
     tags: dict[str, str]
-    created_at: datetime
-    last_retrieved_at: datetime | None
+    created_at: UtcDatetime
+    last_retrieved_at: UtcDatetime | None
     retrieval_count: int
     seen_count: int
     embedding_model: str
@@ -133,8 +144,8 @@ class SessionRead(BaseModel):
     n_steps: int
     task: str
     episode_id: int | None
-    created_at: datetime
-    updated_at: datetime
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
 
 
 class StepsAppend(BaseModel):

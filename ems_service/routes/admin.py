@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field
 from ems_service.auth import require_admin
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
+from ems_service.schemas import RowId
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)])
 
@@ -31,7 +32,7 @@ def list_keys(rt: Runtime = Depends(runtime)) -> dict:
 
 
 @router.delete("/keys/{key_id}")
-def revoke_key(key_id: int, rt: Runtime = Depends(runtime)) -> dict:
+def revoke_key(key_id: RowId, rt: Runtime = Depends(runtime)) -> dict:
     """Revoke a key: its requests get 403 from now on."""
     info = rt.keys.revoke(str(key_id))
     return {"id": info.id, "namespace": info.namespace, "revoked": True}

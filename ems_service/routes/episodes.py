@@ -19,13 +19,15 @@ from ems_service.schemas import (
     EpisodePage,
     EpisodeRead,
     IngestResponse,
+    RowId,
 )
 from ems_service.store import EpisodeFilter, unpack_trajectory
 
 router = APIRouter(prefix="/v1", tags=["episodes"])
 
 
-@router.post("/episodes", status_code=201, response_model=IngestResponse)
+@router.post("/episodes", status_code=201, response_model=IngestResponse,
+             responses={200: {"model": IngestResponse, "description": "already stored: the existing id (deduplicated)"}})
 def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtime),
            namespace: str = Depends(namespace_of)) -> IngestResponse:
     """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat)."""
@@ -60,7 +62,7 @@ def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
 
 
 @router.get("/episodes/{episode_id}", response_model=EpisodeRead)
-def get_episode(episode_id: int, include_trajectory: bool = False, rt: Runtime = Depends(runtime),
+def get_episode(episode_id: RowId, include_trajectory: bool = False, rt: Runtime = Depends(runtime),
                 namespace: str = Depends(namespace_of)) -> EpisodeRead:
     """One episode; `include_trajectory=true` adds the stored (redacted) raw trajectory."""
     record = rt.memory.get(namespace=namespace, episode_id=episode_id)
@@ -94,7 +96,7 @@ def list_episodes(
 
 
 @router.delete("/episodes/{episode_id}", status_code=204)
-def delete_episode(episode_id: int, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Response:
+def delete_episode(episode_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Response:
     """Delete an episode's row and vector."""
     rt.memory.delete(namespace=namespace, episode_id=episode_id)
     return Response(status_code=204)

@@ -12,7 +12,7 @@ from ems_service.auth import namespace_of
 from ems_service.errors import BadRequest, LimitExceeded
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
-from ems_service.schemas import EpisodeRead
+from ems_service.schemas import EpisodeRead, RowId, UtcDatetime
 from ems_service.tables import LessonRecord
 
 router = APIRouter(prefix="/v1", tags=["memory"])
@@ -26,8 +26,8 @@ class Lesson(BaseModel):
     error_pattern: str | None
     domain: str | None
     use_count: int
-    created_at: datetime
-    last_used: datetime
+    created_at: UtcDatetime
+    last_used: UtcDatetime
     source: str
     triggered_domains: list[str]
 
@@ -85,7 +85,7 @@ class Event(BaseModel):
     id: int
     type: str
     data: dict
-    created_at: datetime
+    created_at: UtcDatetime
 
 
 class EventPage(BaseModel):
@@ -137,7 +137,7 @@ def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str
 
 
 @router.post("/episodes/{episode_id}/label", response_model=EpisodeRead)
-def relabel(episode_id: int, body: LabelRequest, rt: Runtime = Depends(runtime),
+def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime),
             namespace: str = Depends(namespace_of)) -> EpisodeRead:
     """Relabel an episode (e.g. a judge contradicts a self-reported success); recorded as an event."""
     row = rt.memory.relabel(namespace=namespace, episode_id=episode_id, success=body.success,

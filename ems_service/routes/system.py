@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import PlainTextResponse
 
 from ems_service.auth import namespace_of, require_admin
 from ems_service.errors import NotReady
@@ -34,7 +35,8 @@ def stats(rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)
     return rt.memory.stats(namespace=namespace)
 
 
-@router.get("/metrics", tags=["system"], dependencies=[Depends(require_admin)])
+@router.get("/metrics", tags=["system"], dependencies=[Depends(require_admin)], response_class=PlainTextResponse,
+            responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
 def metrics(rt: Runtime = Depends(runtime)) -> Response:
     """Prometheus metrics (an admin key once keys exist: they count every namespace)."""
     from ems_service.metrics import CONTENT_TYPE
