@@ -33,6 +33,16 @@ Source = Literal["self", "seed", "import"]
 _STRICT = ConfigDict(extra="ignore", allow_inf_nan=False, str_strip_whitespace=False)
 
 
+def reject_nul(cls: type, data: Any) -> Any:  # noqa: ARG001 - a model validator
+    """NUL (U+0000) is never text a browser shows, and PostgreSQL cannot store it: refuse it up front."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            values = value.values() if isinstance(value, dict) else [value]
+            if any(isinstance(v, str) and "\x00" in v for v in values):
+                raise ValueError(f"{key}: NUL characters (\\u0000) are not allowed in text")
+    return data
+
+
 class ActionCall(BaseModel):
     """An action given as an object; rendered to `name(arg, ...)`."""
 
@@ -59,6 +69,8 @@ class Step(BaseModel):
     error: str | None = None
     reward: float | None = None
     ts: datetime | None = None
+
+    _no_nul = model_validator(mode="before")(reject_nul)
 
     @field_validator("action", mode="before")
     @classmethod
@@ -121,6 +133,8 @@ class Trajectory(BaseModel):
     task_id: str | None = None
     source: Source = "self"
     tags: dict[str, str] = Field(default_factory=dict)
+
+    _no_nul = model_validator(mode="before")(reject_nul)
 
     @field_validator("task")
     @classmethod

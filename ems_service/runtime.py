@@ -26,6 +26,12 @@ logger = logging.getLogger(__name__)
 def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedder (same interface)
     """The configured embedder: ONNX Runtime when it agrees with torch (`auto`), else sentence-transformers."""
     cfg = settings.embedder
+    if cfg.backend == "onnx_int8":  # opt-in only: faster batches, vectors that differ slightly (see README)
+        from pathlib import Path
+
+        from ems_service.onnx_embedder import load_int8
+
+        return load_int8(Path(cfg.onnx_path) if cfg.onnx_path else None, batch_size=cfg.batch_size)
     if cfg.backend != "torch" and cfg.model_path is None and cfg.device == "cpu":
         try:
             from pathlib import Path

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
+from condenser.redact import redact_text, redact_trajectory
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import EpisodeNotFound, LimitExceeded
@@ -228,10 +229,12 @@ class MemoryService:
         return row
 
     def query_text(self, *, text: str | None = None, trajectory: Trajectory | None = None) -> str:
-        """The text embedded for a search: given text, or a (partial) run rendered like an episode."""
+        """The text embedded for a search: given text, or a (partial) run rendered like an episode; redacted
+        like a stored episode, so a secret in a query never reaches the embedder either."""
         if trajectory is not None:
-            return embed_text(trajectory.task, trajectory.domain, trajectory.actions)
-        return text or ""
+            run = redact_trajectory(trajectory)
+            return embed_text(run.task, run.domain, run.actions)
+        return redact_text(text or "")
 
     def search_vector(
         self,

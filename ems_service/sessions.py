@@ -11,6 +11,7 @@ from sqlalchemy import delete, select
 
 from coach import Guidance, PartialRun, advice_key
 from condenser import Outcome, Step, Trajectory
+from condenser.redact import redact_trajectory
 from ems_service.coaching import CoachService, CoachTimings
 from ems_service.errors import Conflict, LimitExceeded, SessionNotFound
 from ems_service.service import IngestResult, MemoryService
@@ -47,6 +48,7 @@ class SessionService:
         """Open a session for a run (it may already carry its first steps)."""
         self.memory.check_limits(run.model_copy(update={"steps": run.steps or [Step(action="start")]}))
         now = utcnow()
+        run = redact_trajectory(run)  # a live run is stored too: secrets never reach the sessions table
         record = SessionRecord(
             id=str(uuid.uuid4()), namespace=namespace, trajectory=run.model_dump(mode="json", exclude_none=True),
             n_steps=len(run.steps), status="open", advice_log=[], last_guidance=None, created_at=now, updated_at=now,
@@ -77,6 +79,9 @@ class SessionService:
                 )
             trajectory = dict(record.trajectory)
             trajectory["steps"] = list(trajectory.get("steps", [])) + [st.model_dump(mode="json", exclude_none=True) for st in steps]
+            # redacted as a whole: a password typed now is also scrubbed from the earlier steps
+            trajectory = redact_trajectory(PartialRun.model_validate(trajectory)).model_dump(mode="json",
+                                                                                            exclude_none=True)
             record.trajectory = trajectory
             record.n_steps = len(trajectory["steps"])
             guidance, _ = self._guide(namespace, record)

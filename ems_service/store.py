@@ -13,12 +13,12 @@ from datetime import UTC, datetime
 
 import numpy as np
 from sqlalchemy import Engine, delete, func, select, update
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, defer, sessionmaker
 
 from condenser import Episode, Trajectory
 from ems_service.db import make_engine
-from ems_service.errors import StoreUnavailable
+from ems_service.errors import StoreUnavailable, ValidationFailed
 from ems_service.feed import IndexFeed
 from ems_service.tables import DeletionRecord, EpisodeRecord, EventRecord
 
@@ -68,6 +68,8 @@ class Store(IndexFeed):
                 yield session
         except IntegrityError:
             raise
+        except DataError as exc:  # a value the database cannot hold: the request's fault, not an outage
+            raise ValidationFailed(f"the database refused a value: {type(exc.orig).__name__ if exc.orig else exc}") from exc
         except (OperationalError, DBAPIError) as exc:
             raise StoreUnavailable(f"database unavailable: {type(exc.orig).__name__ if exc.orig else exc}") from exc
 

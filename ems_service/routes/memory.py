@@ -8,6 +8,7 @@ from typing import Literal
 from fastapi import APIRouter, Depends, Query
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
+from condenser.models import reject_nul
 from ems_service.auth import namespace_of
 from ems_service.errors import BadRequest, LimitExceeded
 from ems_service.routes.deps import runtime
@@ -41,6 +42,7 @@ class LessonList(BaseModel):
 
 
 class LessonCreate(BaseModel):
+    _no_nul = model_validator(mode="before")(reject_nul)
     lesson: str = Field(min_length=3, max_length=2000)
     category: Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"] = "site_specific"
     domain: str | None = None

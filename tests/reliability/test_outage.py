@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from sqlalchemy import create_engine, func, select
+from sqlalchemy import create_engine, select
 
 from ems_service import EmbeddedServer, Settings
 from ems_service.dataset import to_trajectory

@@ -65,3 +65,26 @@ def test_backend_selection(settings):
     assert isinstance(build_embedder(settings), OnnxEmbedder)
     settings.embedder.backend = "torch"
     assert isinstance(build_embedder(settings), Embedder)
+
+
+def test_int8_graph_is_opt_in_with_its_measured_agreement(settings, embedder, tmp_path):
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path, quantize_int8
+    from ems_service.runtime import build_embedder
+    from tests.conftest import dev_records
+
+    texts = [r["task"] for r in dev_records("webcanvas.jsonl", 40)]
+    target = tmp_path / "all-MiniLM-L6-v2.int8.onnx"
+    meta = quantize_int8(default_path(), target, texts=texts)
+    assert 0.95 <= meta["min_cosine"] <= meta["mean_cosine"] < 1.0  # close, but not the same vectors
+    assert meta["probes"] >= 40 and target.with_suffix(".json").exists()
+    int8 = OnnxEmbedder(target, min_agreement=0.95)
+    assert int8.backend == "onnx_int8"
+    cos = (int8.embed(texts) * embedder.embed(texts)).sum(axis=1)
+    assert cos.mean() >= 0.98
+    assert build_embedder(settings).backend == "onnx"  # auto never picks int8
+    settings.embedder.backend = "onnx_int8"
+    settings.embedder.onnx_path = str(target)
+    assert build_embedder(settings).backend == "onnx_int8"
+    settings.embedder.onnx_path = str(tmp_path / "missing.int8.onnx")
+    with pytest.raises(EmbedderUnavailable, match="embedder export --int8"):
+        build_embedder(settings)
