@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 from sqlalchemy import delete, select
@@ -32,9 +34,17 @@ class SessionService:
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
-    def _lock(self, session_id: str) -> threading.Lock:
+    @contextmanager
+    def _locked(self, session_id: str) -> Iterator[None]:
+        """Serialize work on one session; the lock is dropped again when the id is unknown."""
         with self._locks_guard:
-            return self._locks.setdefault(session_id, threading.Lock())
+            lock = self._locks.setdefault(session_id, threading.Lock())
+        with lock:
+            try:
+                yield
+            except SessionNotFound:
+                self._forget([session_id])
+                raise
 
     def _load(self, s, namespace: str, session_id: str, *, for_update: bool = False) -> SessionRecord:  # noqa: ANN001
         q = select(SessionRecord).where(SessionRecord.id == session_id, SessionRecord.namespace == namespace)
@@ -68,9 +78,10 @@ class SessionService:
 
     def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
         """Add steps, coach the run so far, remember what was advised (cooldown)."""
-        with self._lock(session_id), self.store.session() as s:
+        with self._locked(session_id), self.store.session() as s:
             record = self._load(s, namespace, session_id, for_update=True)
             if record.status != "open":
+                self._forget([session_id])
                 raise Conflict(f"session {session_id} is finished; start a new session")
             if record.n_steps + len(steps) > self.settings.limits.max_steps:
                 raise LimitExceeded(
@@ -102,9 +113,10 @@ class SessionService:
 
     def finish(self, *, namespace: str, session_id: str, outcome: Outcome) -> tuple[SessionRecord, IngestResult]:
         """Condense the finished run into an episode through the normal ingest path (and dedup)."""
-        with self._lock(session_id):
+        with self._locked(session_id):
             record = self.get(namespace=namespace, session_id=session_id)
             if record.status == "finished":
+                self._forget([session_id])
                 raise Conflict(f"session {session_id} is already finished as episode {record.episode_id}")
             data = dict(record.trajectory) | {"outcome": outcome.model_dump(mode="json")}
             if not data.get("steps"):
@@ -116,13 +128,24 @@ class SessionService:
                 row = self._load(s, namespace, session_id, for_update=True)
                 row.status, row.episode_id, row.updated_at = "finished", result.id, utcnow()
                 record = row
+        self._forget([session_id])  # a finished session only answers 409 from now on: no lock needed
         return record, result
+
+    def _forget(self, session_ids: list[str]) -> None:
+        """Drop the per-session locks of finished or expired sessions (the dict would otherwise only grow)."""
+        with self._locks_guard:
+            for session_id in session_ids:
+                self._locks.pop(session_id, None)
 
     def expire(self) -> int:
         """Delete sessions idle for longer than the TTL; returns how many."""
         cutoff = utcnow() - timedelta(seconds=self.settings.coach.session_ttl_s)
         with self.store.session() as s:
-            n = s.execute(delete(SessionRecord).where(SessionRecord.updated_at < cutoff)).rowcount or 0
+            gone = list(s.scalars(select(SessionRecord.id).where(SessionRecord.updated_at < cutoff)))
+            n = 0
+            if gone:
+                n = s.execute(delete(SessionRecord).where(SessionRecord.id.in_(gone))).rowcount or 0
+        self._forget(gone)
         if n:
             logger.info("sessions expired: %d", n)
         return n

@@ -120,6 +120,20 @@ def test_session_errors_and_expiry(seeded, settings):
     time.sleep(0.01)
     assert seeded.get(f"/v1/sessions/{sid}").status_code == 404
     assert rt.sessions.expire() >= 1
+    assert sid not in rt.sessions._locks  # expired sessions leave no per-session lock behind
+
+
+def test_finished_sessions_leave_no_locks(seeded):
+    rt: Runtime = seeded.app.state.runtime
+    before = len(rt.sessions._locks)
+    for i in range(5):
+        sid = seeded.post("/v1/sessions", json={"task": f"{TASK} {i}"}).json()["id"]
+        assert seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [{"action": "click('#go')"}]}).status_code == 200
+        assert seeded.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": True}}).status_code == 200
+        assert seeded.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": True}}).status_code == 409
+    for i in range(5):  # unknown ids: 404, and no lock kept for them either
+        assert seeded.post(f"/v1/sessions/nope-{i}/steps", json={"steps": [{"action": "a"}]}).status_code == 404
+    assert len(rt.sessions._locks) == before
 
 
 def test_calibrate_fits_better_than_default_on_dev_data(client):
