@@ -29,6 +29,7 @@ from ems_service import Embedder, Runtime, Settings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
 from ems_service.index import snapshot_path
+from ems_service.index.snapshot import files as snapshot_files
 from ems_service.store import Store
 
 
@@ -113,8 +114,7 @@ def _probe(work: Path) -> dict:
 
 def restart(work: Path) -> dict:
     """From stored vectors (no snapshot), then from the snapshot that start wrote."""
-    snap = snapshot_path(work / "data", "default")
-    for path in (snap, snap.with_suffix(".npz"), snap.with_suffix(".json")):
+    for path in snapshot_files(snapshot_path(work / "data", "default")):
         path.unlink(missing_ok=True)
     cold = _probe(work)
     warm = _probe(work)

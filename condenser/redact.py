@@ -51,7 +51,8 @@ def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset(
     """Replace e-mails, card numbers, tokens, keys and the given literal secrets in `text`."""
     for secret in sorted(extra_secrets, key=len, reverse=True):
         text = text.replace(secret, SECRET)
-    text = _EMAIL_RE.sub(EMAIL, text)
+    if "@" in text:
+        text = _EMAIL_RE.sub(EMAIL, text)
     text = _KEY_RE.sub(SECRET, text)
     text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {SECRET}", text)
     text = _ASSIGN_RE.sub(lambda m: m.group(1) + SECRET, text)
@@ -74,8 +75,8 @@ def _typed_password(step: Step) -> tuple[str, str] | None:
     return None
 
 
-def redact_trajectory(trajectory: Trajectory) -> Trajectory:
-    """A copy of `trajectory` with every secret replaced, in every text field."""
+def _typed_secrets(trajectory: Trajectory) -> tuple[set[str], dict[int, str]]:
+    """Values typed into password-like fields, and the actions with those values masked (by step)."""
     secrets: set[str] = set()
     masked_actions: dict[int, str] = {}
     for i, step in enumerate(trajectory.steps):
@@ -83,6 +84,20 @@ def redact_trajectory(trajectory: Trajectory) -> Trajectory:
         if found and len(found[0]) >= 3:
             secrets.add(found[0])
             masked_actions[i] = found[1]
+    return secrets, masked_actions
+
+
+def redact_task_and_actions(trajectory: Trajectory) -> tuple[str, list[str]]:
+    """The task and actions of a run with every secret replaced, as `redact_trajectory` would leave them:
+    what a query embeds, without redacting (or copying) observations and thoughts."""
+    secrets, masked_actions = _typed_secrets(trajectory)
+    actions = [redact_text(masked_actions.get(i, s.action), secrets) for i, s in enumerate(trajectory.steps)]
+    return redact_text(trajectory.task, secrets), actions
+
+
+def redact_trajectory(trajectory: Trajectory) -> Trajectory:
+    """A copy of `trajectory` with every secret replaced, in every text field."""
+    secrets, masked_actions = _typed_secrets(trajectory)
 
     def clean(value: str | None) -> str | None:
         return None if value is None else redact_text(value, secrets)

@@ -90,7 +90,7 @@ class CoachService:
                    domain: str | None = None, timings: CoachTimings | None = None) -> list[Neighbour]:
         """The k episodes most similar to the run so far (never from the same task_id when asked)."""
         t0 = time.perf_counter()
-        vector = self.memory.embedder.embed([self.memory.query_text(trajectory=run)])[0]
+        vector = self.memory.embed_query(namespace, self.memory.query_text(trajectory=run))
         t1 = time.perf_counter()
         hits = self.memory.search_vector(namespace=namespace, vector=vector, k=k, domain=domain,
                                          exclude_task_id=exclude_task_id, prefer_domain=run.domain)

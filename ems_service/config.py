@@ -33,6 +33,7 @@ class EmbedderSettings(BaseModel):
     onnx_path: str | None = Field(None, description="the exported ONNX graph (default: the environment's share dir)")
     batch_size: int = Field(32, ge=1, le=1024)
     device: str = "cpu"
+    query_cache: int = Field(4096, ge=0, description="distinct query texts whose vectors are kept (0: none)")
 
 
 class LimitSettings(BaseModel):

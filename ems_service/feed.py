@@ -70,13 +70,14 @@ class IndexFeed:
         return [IndexRow(r.id, np.frombuffer(r.embedding, dtype=np.float32, count=r.embedding_dim), r.domain,
                          r.success, r.task_id) for r in rows]
 
-    def embedding_models(self, namespace: str) -> list[tuple[str, int]]:
+    def embedding_models(self, namespace: str, *, after_id: int = 0) -> list[tuple[str, int]]:
+        """(model, dimension) pairs of the stored vectors with ids above `after_id`."""
         with self.session() as s:
             return [
                 (m, d)
                 for m, d in s.execute(
                     select(EpisodeRecord.embedding_model, EpisodeRecord.embedding_dim)
-                    .where(EpisodeRecord.namespace == namespace)
+                    .where(EpisodeRecord.namespace == namespace, EpisodeRecord.id > after_id)
                     .distinct()
                 )
             ]

@@ -6,10 +6,11 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, delete, or_, select
+from sqlalchemy.orm import Session
 
 from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error
 from ems_service.store import Store, aware, utcnow
-from ems_service.tables import LessonRecord
+from ems_service.tables import EventRecord, LessonRecord
 
 logger = logging.getLogger(__name__)
 
@@ -56,51 +57,55 @@ class LessonService:
 
     def learn(self, namespace: str, trajectory: Trajectory) -> list[int]:
         """Record the failure -> recovery lessons of a finished run; returns the lesson ids touched."""
-        candidates = extract_lessons(trajectory)
+        return self.learn_many(namespace, [trajectory])
+
+    def learn_many(self, namespace: str, trajectories: list[Trajectory]) -> list[int]:
+        """`learn` for a batch of runs, in one transaction (an ingest batch costs one commit, not one per lesson)."""
+        candidates = [c for t in trajectories for c in extract_lessons(t)]
         if not candidates:
             return []
         self.ensure_seeds(namespace)
-        return [self.record(namespace, c) for c in candidates]
+        with self.store.session() as s:
+            return [self._record(s, namespace, c) for c in candidates]
 
-    def record(self, namespace: str, c: LessonCandidate) -> int:
+    def _record(self, s: Session, namespace: str, c: LessonCandidate) -> int:
         """Insert a lesson, or count a repeat: dedup by (failed_command, error_pattern), else by
         (category, domain, lesson). A seed with no error pattern matches every error of its command."""
         now = utcnow()
         domain = c.domain
-        with self.store.session() as s:
-            existing = s.scalar(
-                select(LessonRecord).where(
-                    LessonRecord.namespace == namespace, LessonRecord.failed_command == c.failed_command,
-                    or_(LessonRecord.error_pattern == c.error_pattern,
-                        and_(LessonRecord.error_pattern.is_(None), LessonRecord.source == "seed")),
-                ).order_by(LessonRecord.source.desc(), LessonRecord.id).limit(1)
-            ) or s.scalar(
-                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.category == "error_recovery",
-                                           LessonRecord.domain.is_(None), LessonRecord.lesson == c.lesson).limit(1)
-            )
-            if existing is not None:
-                existing.use_count += 1
-                existing.last_used = now
-                if domain and domain not in existing.triggered_domains:
-                    existing.triggered_domains = list(existing.triggered_domains) + [domain]
-                events = [("lesson_deduplicated", {"lesson_id": existing.id, "use_count": existing.use_count})]
-                if self._promotable(existing):
-                    existing.category = "best_practice"
-                    events.append(("lesson_promoted", {"lesson_id": existing.id}))
-                lesson_id = existing.id
-            else:
-                row = LessonRecord(namespace=namespace, lesson=c.lesson,
-                                   category="site_specific" if c.site else "error_recovery",
-                                   failed_command=c.failed_command, error_pattern=c.error_pattern, domain=c.site,
-                                   use_count=1, created_at=now, last_used=now, source="learned",
-                                   triggered_domains=[domain] if domain else [], recovery=c.recovery,
-                                   generic=c.generic)
-                s.add(row)
-                s.flush()
-                lesson_id = row.id
-                events = [("lesson_recorded", {"lesson_id": row.id})]
+        existing = s.scalar(
+            select(LessonRecord).where(
+                LessonRecord.namespace == namespace, LessonRecord.failed_command == c.failed_command,
+                or_(LessonRecord.error_pattern == c.error_pattern,
+                    and_(LessonRecord.error_pattern.is_(None), LessonRecord.source == "seed")),
+            ).order_by(LessonRecord.source.desc(), LessonRecord.id).limit(1)
+        ) or s.scalar(
+            select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.category == "error_recovery",
+                                       LessonRecord.domain.is_(None), LessonRecord.lesson == c.lesson).limit(1)
+        )
+        if existing is not None:
+            existing.use_count += 1
+            existing.last_used = now
+            if domain and domain not in existing.triggered_domains:
+                existing.triggered_domains = list(existing.triggered_domains) + [domain]
+            events = [("lesson_deduplicated", {"lesson_id": existing.id, "use_count": existing.use_count})]
+            if self._promotable(existing):
+                existing.category = "best_practice"
+                events.append(("lesson_promoted", {"lesson_id": existing.id}))
+            lesson_id = existing.id
+        else:
+            row = LessonRecord(namespace=namespace, lesson=c.lesson,
+                               category="site_specific" if c.site else "error_recovery",
+                               failed_command=c.failed_command, error_pattern=c.error_pattern, domain=c.site,
+                               use_count=1, created_at=now, last_used=now, source="learned",
+                               triggered_domains=[domain] if domain else [], recovery=c.recovery,
+                               generic=c.generic)
+            s.add(row)
+            s.flush()
+            lesson_id = row.id
+            events = [("lesson_recorded", {"lesson_id": row.id})]
         for type_, data in events:
-            self.store.record_event(namespace, type_, data)
+            s.add(EventRecord(namespace=namespace, type=type_, data=data, created_at=now))
         return lesson_id
 
     @staticmethod

@@ -109,11 +109,10 @@ class Runtime:
         self.lessons.prune()
 
     def _learn_lessons(self, namespace: str, episodes: list) -> None:  # noqa: ANN001 - condenser Episodes
-        for episode in episodes:
-            try:
-                self.lessons.learn(namespace, episode.trajectory)
-            except Exception:  # noqa: BLE001 - lessons are derived data; never fail an acknowledged ingest
-                logger.exception("lesson extraction failed for one episode")
+        try:
+            self.lessons.learn_many(namespace, [episode.trajectory for episode in episodes])
+        except Exception:  # noqa: BLE001 - lessons are derived data; never fail an acknowledged ingest
+            logger.exception("lesson extraction failed for an ingest batch of %d episodes", len(episodes))
 
     def _follow_loop(self) -> None:
         while not self._stop.wait(self.settings.replica.follow_every_s):

@@ -5,15 +5,14 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
-from condenser.redact import redact_text, redact_trajectory
+from condenser.redact import redact_task_and_actions, redact_text
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import EpisodeNotFound, LimitExceeded
@@ -56,8 +55,9 @@ class MemoryService:
         self.vectors = vectors
         self.summarize_fn = summarize_fn
         self._evict_lock = threading.Lock()
-        self._embed_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ems-embed")
         self._touch_lock = threading.Lock()
+        self._query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._query_lock = threading.Lock()
         self._touches: dict[str, Counter[int]] = {}
         self.on_ingest: list[Callable[[str, int], None]] = []
         self.on_new_episodes: list[Callable[[str, list[Episode]], None]] = []
@@ -103,41 +103,33 @@ class MemoryService:
     def ingest(self, *, namespace: str, trajectories: list[Trajectory]) -> list[IngestResult]:
         """Store finished runs (deduplicated), then index them and evict over capacity.
 
-        Pipelined: while one chunk of runs is embedded (ONNX Runtime releases the GIL), the next is condensed
-        and checked for duplicates. The insert is still one transaction for the whole batch.
+        Condense every run, drop those already stored (or repeated in the batch), embed the new ones in one
+        call (the embedder groups them by length), insert them in one transaction, then index them. (Embedding
+        one chunk while condensing the next measured no faster on 2 cores: both compete for the CPU and the GIL.)
         """
         results: list[IngestResult | None] = [None] * len(trajectories)
+        episodes: list[tuple[int, Episode]] = []
+        for i, trajectory in enumerate(trajectories):
+            try:
+                self.check_limits(trajectory)
+            except LimitExceeded as exc:
+                results[i] = IngestResult(None, False, exc.detail)
+                continue
+            episodes.append((i, condense(trajectory, namespace=namespace, summarize_fn=self.summarize_fn)))
+        existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes]) if episodes else {}
         fresh: dict[str, tuple[list[int], Episode]] = {}
         dup_ids: list[int] = []
-        pending: list[tuple[list[tuple[list[int], Episode]], Future[np.ndarray]]] = []
-        chunk = max(8, self.embedder.batch_size)
-        for start in range(0, len(trajectories), chunk):
-            episodes: list[tuple[int, Episode]] = []
-            for i in range(start, min(start + chunk, len(trajectories))):
-                try:
-                    self.check_limits(trajectories[i])
-                except LimitExceeded as exc:
-                    results[i] = IngestResult(None, False, exc.detail)
-                    continue
-                episodes.append((i, condense(trajectories[i], namespace=namespace, summarize_fn=self.summarize_fn)))
-            existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes])
-            new: list[tuple[list[int], Episode]] = []
-            for i, ep in episodes:
-                if ep.trajectory_hash in existing:
-                    results[i] = IngestResult(existing[ep.trajectory_hash], True)
-                    dup_ids.append(existing[ep.trajectory_hash])
-                elif ep.trajectory_hash in fresh:
-                    fresh[ep.trajectory_hash][0].append(i)
-                else:
-                    fresh[ep.trajectory_hash] = ([i], ep)
-                    new.append(fresh[ep.trajectory_hash])
-            if new:
-                texts = [ep.embed_text for _, ep in new]
-                pending.append((new, self._embed_pool.submit(self.embedder.embed, texts)))
-
-        if pending:
-            new = [item for part, _ in pending for item in part]
-            vectors = np.concatenate([future.result() for _, future in pending])
+        for i, ep in episodes:
+            if ep.trajectory_hash in existing:
+                results[i] = IngestResult(existing[ep.trajectory_hash], True)
+                dup_ids.append(existing[ep.trajectory_hash])
+            elif ep.trajectory_hash in fresh:
+                fresh[ep.trajectory_hash][0].append(i)
+            else:
+                fresh[ep.trajectory_hash] = ([i], ep)
+        if fresh:
+            new = list(fresh.values())
+            vectors = self.embedder.embed([ep.embed_text for _, ep in new])
             ids = self._insert([ep for _, ep in new], vectors, namespace)
             rows = []
             for (positions, ep), new_id, vec in zip(new, ids, vectors, strict=True):
@@ -232,9 +224,28 @@ class MemoryService:
         """The text embedded for a search: given text, or a (partial) run rendered like an episode; redacted
         like a stored episode, so a secret in a query never reaches the embedder either."""
         if trajectory is not None:
-            run = redact_trajectory(trajectory)
-            return embed_text(run.task, run.domain, run.actions)
+            task, actions = redact_task_and_actions(trajectory)
+            return embed_text(task, trajectory.domain, actions)
         return redact_text(text or "")
+
+    def embed_query(self, namespace: str, text: str) -> np.ndarray:
+        """The (read-only) vector of a query text, from a small LRU cache when it was asked for lately: a
+        session's query stops changing once its run has MAX_EMBED_ACTIONS distinct actions, and agents retry.
+        Keyed by namespace too, so one tenant's latency never tells whether another asked the same."""
+        key = (namespace, text)
+        with self._query_lock:
+            vector = self._query_cache.get(key)
+            if vector is not None:
+                self._query_cache.move_to_end(key)
+                return vector
+        vector = self.embedder.embed([text])[0]
+        vector.flags.writeable = False
+        if size := self.settings.embedder.query_cache:
+            with self._query_lock:
+                self._query_cache[key] = vector
+                while len(self._query_cache) > size:
+                    self._query_cache.popitem(last=False)
+        return vector
 
     def search_vector(
         self,
@@ -274,7 +285,7 @@ class MemoryService:
     def search(self, *, namespace: str, text: str | None = None, trajectory: Trajectory | None = None,
                k: int = 5, **filters: object) -> list[SearchHit]:
         """Embed the query and search (see search_vector)."""
-        vector = self.embedder.embed([self.query_text(text=text, trajectory=trajectory)])[0]
+        vector = self.embed_query(namespace, self.query_text(text=text, trajectory=trajectory))
         return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]
 
     def flush_touches(self) -> None:

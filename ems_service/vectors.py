@@ -44,8 +44,9 @@ class VectorMemory:
         for ns in self.store.namespaces():
             self.namespace(ns)
 
-    def _check_model(self, namespace: str) -> None:
-        for model, dim in self.store.embedding_models(namespace):
+    def _check_model(self, namespace: str, *, after_id: int = 0) -> None:
+        """Raise DimensionMismatch when rows (with ids above `after_id`) hold another model's vectors."""
+        for model, dim in self.store.embedding_models(namespace, after_id=after_id):
             if dim != self.dimension or model != self.model:
                 raise DimensionMismatch(
                     f"namespace {namespace!r} holds vectors of {model} ({dim}-d) but the embedder is "
@@ -54,24 +55,33 @@ class VectorMemory:
 
     def _open(self, namespace: str) -> NamespaceIndex:
         started = time.perf_counter()
-        self._check_model(namespace)
-        path = snapshot_path(self.data_dir, namespace)
-        try:
-            index = NamespaceIndex.load(path, model=self.model, dimension=self.dimension, approx=self.approx)
-            added, removed = self._catch_up(namespace, index)
-            if len(index) != self.store.count(namespace):
-                raise ValueError("snapshot does not match the table after catch-up")
-            how = f"snapshot + {added} new, {removed} deleted"
-        except ValueError as exc:
-            if path.exists():
-                logger.warning("index snapshot for %s not usable (%s); rebuilding from stored vectors", namespace, exc)
-            index = self.rebuild(namespace)
-            how = "rebuilt from stored vectors"
+        opened = self._from_snapshot(namespace)
+        if opened is None:
+            self._check_model(namespace)
+            index, how = self.rebuild(namespace), "rebuilt from stored vectors"
+        else:
+            index, how = opened
         self.last_start[namespace] = how
         logger.info("index %s ready: %d vectors (%s, %s) in %.2fs", namespace, len(index), index.kind, how,
                     time.perf_counter() - started)
         index.build_in_background()  # the exact index serves until the approximate one is ready
         return index
+
+    def _from_snapshot(self, namespace: str) -> tuple[NamespaceIndex, str] | None:
+        """The namespace's snapshot caught up with the table, or None when there is no usable one."""
+        path = snapshot_path(self.data_dir, namespace)
+        try:
+            index = NamespaceIndex.load(path, model=self.model, dimension=self.dimension, approx=self.approx)
+            # the rows a snapshot holds were checked when it was made: only newer ones need a look
+            self._check_model(namespace, after_id=index.watermark)
+            added, removed = self._catch_up(namespace, index)
+            if len(index) != self.store.count(namespace):
+                raise ValueError("snapshot does not match the table after catch-up")
+        except ValueError as exc:
+            if path.exists():
+                logger.warning("index snapshot for %s not usable (%s); rebuilding from stored vectors", namespace, exc)
+            return None
+        return index, f"snapshot + {added} new, {removed} deleted"
 
     def rebuild(self, namespace: str) -> NamespaceIndex:
         """A fresh index from the stored vectors of `namespace`; never re-embeds."""

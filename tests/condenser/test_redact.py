@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from condenser import Trajectory, condense, redact_text
+from condenser import Trajectory, condense, redact_text, redact_trajectory
+from condenser.redact import redact_task_and_actions
 
 
 @pytest.mark.parametrize("secret,text", [
@@ -52,3 +53,28 @@ def test_typed_password_is_redacted_everywhere(action):
 def test_typed_search_text_is_kept():
     t = Trajectory.model_validate({"task": "search", "steps": [{"action": 'Type "blue kettle"', "thought": "search for it"}]})
     assert condense(t).trajectory.steps[0].action == 'Type "blue kettle"'
+
+
+@pytest.mark.parametrize("action", [
+    'Type "S3cret!pass"',
+    "fill('#password', 'S3cret!pass')",
+    "type[7][mail jane@corp.com]",
+])
+def test_query_redaction_matches_the_full_redaction(action):
+    """What a query embeds (task + actions) is redacted exactly as the whole run would be."""
+    t = Trajectory.model_validate({
+        "task": "Log in as jane@corp.com with key sk-abcdefghijklmnop1234567890",
+        "steps": [
+            {"action": "click[3]", "thought": "enter the password", "observation": "Password field"},
+            {"action": action, "thought": "Typing the password", "observation": "Password field focused"},
+            {"action": "click[S3cret!pass]", "url": "https://example.com/login"},
+        ],
+    })
+    task, actions = redact_task_and_actions(t)
+    full = redact_trajectory(t)
+    assert (task, actions) == (full.task, full.actions)
+    assert "jane@corp.com" not in task and "sk-abcdef" not in task
+    if "S3cret!pass" in action:  # typed into a password field: masked in every later action too
+        assert not any("S3cret!pass" in a for a in actions)
+    else:
+        assert "jane@corp.com" not in actions[1]

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 from sqlalchemy import update
 
+from condenser import Trajectory, condense
 from ems_service import Embedder, Runtime
 from ems_service.errors import DimensionMismatch, EmbedderUnavailable
+from ems_service.index import snapshot_path
+from ems_service.index.snapshot import files as snapshot_files
+from ems_service.store import Store
 from ems_service.tables import EpisodeRecord
 
 
@@ -27,13 +31,22 @@ def test_missing_model_is_a_clear_start_up_error(tmp_path):
         Embedder(tmp_path)
 
 
-def test_vectors_of_another_model_stop_start_up(settings, embedder):
+@pytest.mark.parametrize("how", ["rows rewritten, no snapshot", "row added after the snapshot"])
+def test_vectors_of_another_model_stop_start_up(settings, embedder, how):
+    """Start-up checks every stored vector's model when it rebuilds, and the rows newer than the snapshot
+    when it has one (those older were checked when the snapshot was made)."""
     rt = Runtime(settings, embedder=embedder).start(background=False)
-    rt.memory.ingest(namespace="default", trajectories=[__import__("condenser").Trajectory.model_validate(
+    rt.memory.ingest(namespace="default", trajectories=[Trajectory.model_validate(
         {"task": "t", "steps": [{"action": "click[1]"}]})])
-    with rt.store.session() as s:
-        s.execute(update(EpisodeRecord).values(embedding_model="other-model", embedding_dim=768))
-    rt.close()
+    rt.close()  # writes the snapshot
+    if how == "rows rewritten, no snapshot":
+        with rt.store.session() as s:
+            s.execute(update(EpisodeRecord).values(embedding_model="other-model", embedding_dim=768))
+        for path in snapshot_files(snapshot_path(settings.data_dir, "default")):
+            path.unlink()
+    else:
+        episode = condense(Trajectory.model_validate({"task": "u", "steps": [{"action": "click[2]"}]}))
+        Store(settings.database_url).insert_episodes([episode], np.ones((1, 768), dtype=np.float32), "other-model")
     with pytest.raises(DimensionMismatch, match="other-model"):
         Runtime(settings, embedder=embedder).start(background=False)
 
@@ -88,3 +101,23 @@ def test_int8_graph_is_opt_in_with_its_measured_agreement(settings, embedder, tm
     settings.embedder.onnx_path = str(tmp_path / "missing.int8.onnx")
     with pytest.raises(EmbedderUnavailable, match="embedder export --int8"):
         build_embedder(settings)
+
+
+def test_query_vectors_are_cached_per_namespace(settings, embedder):
+    """A repeated query text is embedded once per namespace (a session's query stops changing after
+    MAX_EMBED_ACTIONS actions); another tenant's identical text is embedded anew; size 0 turns it off."""
+    rt = Runtime(settings, embedder=embedder).start(background=False)
+    try:
+        calls = embedder.calls
+        first = rt.memory.embed_query("a", "find cheap flights")
+        again = rt.memory.embed_query("a", "find cheap flights")
+        assert embedder.calls == calls + 1 and again is first and not first.flags.writeable
+        assert np.allclose(first, embedder.embed(["find cheap flights"])[0], atol=1e-6)
+        rt.memory.embed_query("b", "find cheap flights")
+        assert embedder.calls == calls + 3
+        rt.settings.embedder.query_cache = 0
+        rt.memory.embed_query("c", "find cheap flights")
+        rt.memory.embed_query("c", "find cheap flights")
+        assert embedder.calls == calls + 5
+    finally:
+        rt.close()

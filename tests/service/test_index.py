@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import numpy as np
 import pytest
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
 from ems_service.index import ApproxConfig, NamespaceIndex
+from ems_service.index.snapshot import files as snapshot_files
 
 DIM = 32
 
@@ -113,6 +117,62 @@ def test_snapshot_roundtrip_and_corruption(tmp_path):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
 
+@pytest.mark.parametrize("damage", ["no metadata", "old format", "short vectors", "other ids"])
+def test_snapshot_parts_are_checked(tmp_path, damage):
+    rows, _ = _rows(50)
+    index = NamespaceIndex(DIM)
+    index.add(rows)
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    assert [p.name for p in snapshot_files(path) if p.exists()] == [
+        "ns.faiss", "ns.vectors.npy", "ns.fields.npz", "ns.json"]
+    NamespaceIndex.load(path, model="m", dimension=DIM)  # intact
+    meta = path.with_suffix(".json")
+    if damage == "no metadata":  # a save that stopped half-way leaves no metadata behind
+        meta.unlink()
+    elif damage == "old format":
+        meta.write_text(json.dumps({k: v for k, v in json.loads(meta.read_text()).items() if k != "format"}))
+    elif damage == "short vectors":
+        np.save(path.with_suffix(".vectors.npy"), np.zeros((49, DIM), dtype=np.float32))
+    else:
+        other = NamespaceIndex(DIM)
+        other.add(_rows(50, seed=1)[0][:49] + [IndexRow(99_999, rows[0].vector, None, None, None)])
+        other.save(tmp_path / "other.faiss", model="m")
+        (tmp_path / "other.faiss").replace(path)
+    with pytest.raises(ValueError):
+        NamespaceIndex.load(path, model="m", dimension=DIM)
+
+
+def test_faiss_threads_apply_in_every_searching_thread():
+    """OpenMP's thread count is per thread: request worker threads must get the configured one too."""
+    import threading
+
+    import faiss
+
+    from ems_service.index import set_threads
+
+    rows, vecs = _rows(100)
+    index = NamespaceIndex(DIM)
+    index.add(rows)
+    seen = {}
+
+    def search() -> None:
+        seen["before"] = faiss.omp_get_max_threads()
+        index.search(vecs[0], 3)
+        seen["after"] = faiss.omp_get_max_threads()
+
+    set_threads(1)
+    try:
+        worker = threading.Thread(target=search)
+        worker.start()
+        worker.join()
+    finally:
+        set_threads(0)
+    assert seen["after"] == 1
+    if (os.cpu_count() or 1) > 1:
+        assert seen["before"] > 1  # a fresh thread starts at OpenMP's default: the search itself applied the setting
+
+
 # -- approximate mode (IVF-SQ8 + exact re-rank) ---------------------------------------------------------------
 
 def _clustered(n: int, seed: int = 0, dim: int = 64) -> tuple[list[IndexRow], np.ndarray]:
@@ -194,6 +254,15 @@ def test_ivf_snapshot_roundtrip(tmp_path):
     for q in vecs[:20]:
         assert index.search(q, 10) == loaded.search(q, 10)
         assert index.search(q, 5, domain="d3.com") == loaded.search(q, 5, domain="d3.com")
+    # the loaded vectors are mapped from the snapshot file: growing, removing and re-saving over it all work
+    more, more_vecs = _clustered(50, seed=9)
+    more = [IndexRow(r.id + 100_000, r.vector, r.domain, r.success, r.task_id) for r in more]
+    loaded.add(more)
+    loaded.remove([rows[2].id])
+    loaded.save(path, model="m")
+    again = NamespaceIndex.load(path, model="m", dimension=64, approx=APPROX)
+    assert again.ids() == loaded.ids() and rows[2].id not in again.ids()
+    assert again.search(more_vecs[0], 1)[0].id == more[0].id
     exact = NamespaceIndex(64, APPROX)
     exact.add(rows[2:])
     assert exact.kind == "flat" and loaded.nbytes() < 0.7 * exact.nbytes()  # 8-bit codes instead of float32

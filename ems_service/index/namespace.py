@@ -1,4 +1,4 @@
-"""FAISS vector index (faiss's home module): exact per namespace, IVF-SQ8 above a size, with snapshots.
+"""The index of one namespace: exact below a size, IVF-SQ8 above it, with its filter fields.
 
 Small namespaces use one IndexIDMap2(IndexFlatIP): exact, and fast enough below a few tens of thousands of
 vectors. Above `ApproxConfig.above` vectors an IndexIVFScalarQuantizer (8-bit codes) is built in the
@@ -10,11 +10,8 @@ without touching the database.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import os
-import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,36 +21,17 @@ import numpy as np
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
+from ems_service.index.approx import ApproxConfig, search_params, selector_for, train_ivf, use_threads
 
 logger = logging.getLogger(__name__)
 
-# faiss compares queries x dimension with this threshold to choose BLAS for flat search; the default (128000)
-# keeps batches of up to 333 queries on the slow path (~6x slower measured here). Single queries stay off BLAS.
-faiss.cvar.distance_compute_blas_threshold = 3072
-
-_SUCCESS_CODE = {None: -1, False: 0, True: 1}
+SUCCESS_CODE = {None: -1, False: 0, True: 1}
 
 
 @dataclass(frozen=True)
 class Hit:
     id: int
     score: float
-
-
-@dataclass(frozen=True)
-class ApproxConfig:
-    """When and how a namespace switches to the approximate index."""
-
-    above: int = 20_000  # vectors; 0 disables the approximate index
-    nprobe: int = 32  # inverted lists visited per query
-    rerank: int = 4  # candidates per wanted hit, re-scored exactly from the float32 copy
-    exact_subset: int = 5_000  # filtered searches over at most this many vectors are brute force
-    train_per_list: int = 64  # training sample per inverted list
-    train_iterations: int = 10  # k-means iterations (the default 25 costs minutes at 1M for no recall)
-
-    def nlist(self, n: int) -> int:
-        """Inverted lists for n vectors: about 4 sqrt(n), a power of two in [64, 16384]."""
-        return int(min(16384, max(64, 2 ** round(math.log2(max(1.0, 4 * math.sqrt(n)))))))
 
 
 class _Vocab:
@@ -157,7 +135,7 @@ class NamespaceIndex:
                 p = self._n
                 self._ids[p] = r.id
                 self._domain[p] = self.domains.code(r.domain)
-                self._success[p] = _SUCCESS_CODE[r.success]
+                self._success[p] = SUCCESS_CODE[r.success]
                 self._task[p] = self.tasks.code(r.task_id)
                 self._alive[p] = True
                 self._pos[r.id] = p
@@ -188,7 +166,7 @@ class NamespaceIndex:
         for name in self._FIELDS:
             setattr(self, name, getattr(self, name)[: self._n][keep].copy())
         self._n = int(keep.sum())
-        self._pos = {int(i): p for p, i in enumerate(self._ids[: self._n])}
+        self._pos = dict(zip(self._ids[: self._n].tolist(), range(self._n), strict=True))
 
     # -- search -----------------------------------------------------------------------------------------------
 
@@ -204,6 +182,7 @@ class NamespaceIndex:
         """Top-k by cosine. Exact mode: filters inside FAISS with an id selector, so results stay exact.
         Approximate mode: IVF candidates re-ranked exactly; small filtered subsets searched by brute force."""
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
+        use_threads()
         if q.shape[1] != self.dimension:
             raise DimensionMismatch(f"query dimension {q.shape[1]} != index dimension {self.dimension}")
         with self._lock:
@@ -216,7 +195,7 @@ class NamespaceIndex:
                 if domain is not None:
                     mask &= self._domain[: self._n] == self.domains.code(domain, add=False)
                 if success is not None:
-                    mask &= self._success[: self._n] == _SUCCESS_CODE[success]
+                    mask &= self._success[: self._n] == SUCCESS_CODE[success]
                 if exclude_task_id is not None:
                     mask &= self._task[: self._n] != self.tasks.code(exclude_task_id, add=False)
                 allowed = int(mask.sum())
@@ -232,24 +211,8 @@ class NamespaceIndex:
             return self._search_ivf(q, min(k, total), mask)
 
     def _selector(self, mask: np.ndarray) -> tuple[faiss.IDSelector, object]:
-        """An id selector for `mask` (and what the caller must keep alive while it is used).
-
-        A bitmap over the id range when that is small next to the allowed set (one bit test per scanned
-        vector, no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'.
-        """
         alive = self._alive[: self._n]
-        allowed = self._ids[: self._n][mask]
-        span = self.watermark + 1
-        if span <= 64 * max(1, allowed.size):
-            bits = np.zeros(span, dtype=bool)
-            bits[allowed] = True
-            packed = np.packbits(bits, bitorder="little")
-            return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
-        banned = self._ids[: self._n][alive & ~mask]
-        if banned.size < allowed.size:
-            inner = faiss.IDSelectorBatch(banned)
-            return faiss.IDSelectorNot(inner), inner
-        return faiss.IDSelectorBatch(allowed), None
+        return selector_for(self._ids[: self._n][alive], mask[alive], self.watermark)
 
     def _search_exact(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
         params = keep = None
@@ -265,19 +228,15 @@ class NamespaceIndex:
         return self._top(scores, positions, k)
 
     def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
-        params = faiss.SearchParametersIVF()
         # a filter that keeps a share s of the vectors visits 1/s times the lists, so about as many allowed
         # vectors are scanned as in an unfiltered query
         share = 1.0 if mask is None else max(1, int(mask.sum())) / len(self)
-        params.nprobe = min(self.ivf.nlist, math.ceil(self.approx.nprobe / share))
-        keep = None
-        if mask is not None:
-            sel, keep = self._selector(mask)
-            params.sel = sel
+        sel, keep = self._selector(mask) if mask is not None else (None, None)
+        params = search_params(self.ivf, math.ceil(self.approx.nprobe / share), sel)
         wanted = min(len(self), k * max(1, self.approx.rerank))
         _, ids = self.ivf.search(q, wanted, params=params)
         del keep
-        positions = np.array([self._pos[int(i)] for i in ids[0] if i >= 0], dtype=np.int64)
+        positions = np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
         if positions.size == 0:
             return []
         scores = self._vec[positions] @ q[0]
@@ -346,18 +305,7 @@ class NamespaceIndex:
                 ids = self._ids[: self._n][alive].copy()
                 vecs = self._vec[: self._n][alive]
                 self._build_log = []
-            nlist = self.approx.nlist(len(ids))
-            quantizer = faiss.IndexFlatIP(self.dimension)
-            ivf = faiss.IndexIVFScalarQuantizer(quantizer, self.dimension, nlist, faiss.ScalarQuantizer.QT_8bit,
-                                                faiss.METRIC_INNER_PRODUCT)
-            ivf.cp.niter = self.approx.train_iterations
-            ivf.own_fields = True  # the IVF frees its quantizer
-            quantizer.this.disown()
-            sample = min(len(ids), nlist * self.approx.train_per_list)
-            rng = np.random.default_rng(len(ids))
-            train = vecs[rng.choice(len(ids), size=sample, replace=False)] if sample < len(ids) else vecs
-            ivf.train(train)
-            ivf.add_with_ids(vecs, ids)
+            ivf = train_ivf(vecs, ids, self.approx)
             with self._lock:
                 for op, op_ids, op_vecs in self._build_log:
                     if op == "add":
@@ -366,7 +314,7 @@ class NamespaceIndex:
                         ivf.remove_ids(op_ids)
                 self.ivf, self.index = ivf, None
                 self.trained_on = len(ids)
-            logger.info("approximate index ready: %d vectors, %d lists", ivf.ntotal, nlist)
+            logger.info("approximate index ready: %d vectors, %d lists", ivf.ntotal, ivf.nlist)
         finally:
             with self._lock:
                 self._build_log = None
@@ -375,81 +323,55 @@ class NamespaceIndex:
     # -- snapshots ------------------------------------------------------------------------------------------
 
     def save(self, path: Path, *, model: str) -> None:
-        """Write index + filter fields + watermarks atomically (tmp files, then rename)."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
-            if self._n > len(self._pos) and self._build_log is None:
-                self._compact()
-            n = self._n
-            meta = {
-                "watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),
-                "dimension": self.dimension, "model": model, "domains": self.domains.items, "tasks": self.tasks.items,
-                "kind": self.kind, "trained_on": self.trained_on,
-            }
-            tmp = path.with_suffix(".tmp")
-            faiss.write_index(self._faiss(), str(tmp))
-            alive = self._alive[:n]
-            np.savez(path.with_suffix(".npz.tmp.npz"), ids=self._ids[:n][alive], domain=self._domain[:n][alive],
-                     success=self._success[:n][alive], task=self._task[:n][alive], vectors=self._vec[:n][alive])
-        os.replace(path.with_suffix(".npz.tmp.npz"), path.with_suffix(".npz"))
-        os.replace(tmp, path)
-        tmp_meta = path.with_suffix(".json.tmp")
-        tmp_meta.write_text(json.dumps(meta))
-        os.replace(tmp_meta, path.with_suffix(".json"))
+        """Write a snapshot atomically (see ems_service.index.snapshot)."""
+        from ems_service.index.snapshot import save
+
+        save(self, path, model=model)
 
     @classmethod
     def load(cls, path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
         """Read a snapshot; raises ValueError when it is missing, corrupt or for another model."""
-        meta_path = path.with_suffix(".json")
-        if not path.exists() or not meta_path.exists() or not path.with_suffix(".npz").exists():
-            raise ValueError("snapshot missing")
-        meta = json.loads(meta_path.read_text())
-        if meta.get("model") != model or meta.get("dimension") != dimension:
-            raise ValueError("snapshot was made with another embedding model")
-        try:
-            index = faiss.read_index(str(path))
-            arrays = np.load(path.with_suffix(".npz"))
-            fields = {name: arrays[name] for name in ("ids", "domain", "success", "task", "vectors")}
-        except Exception as exc:  # noqa: BLE001 - faiss raises RuntimeError on corrupt files, numpy KeyError/OSError
-            raise ValueError(f"snapshot unreadable: {exc}") from exc
-        if index.ntotal != meta["ntotal"] or index.d != dimension or len(fields["ids"]) != index.ntotal:
-            raise ValueError("snapshot inconsistent")
-        self = cls(dimension, approx)
-        if isinstance(index, faiss.IndexIDMap2):
-            stored = faiss.vector_to_array(index.id_map)
-            self.index = index
-        elif isinstance(index, faiss.IndexIVFScalarQuantizer):
-            invlists = index.invlists
-            stored = np.concatenate([np.zeros(0, dtype=np.int64)] + [
-                faiss.rev_swig_ptr(invlists.get_ids(li), invlists.list_size(li)).copy()
-                for li in range(index.nlist) if invlists.list_size(li)])
-            self.index, self.ivf = None, index
-            self.trained_on = int(meta.get("trained_on", index.ntotal))
-        else:
-            raise ValueError(f"snapshot holds an unknown index type {type(index).__name__}")
-        if fields["vectors"].shape != (index.ntotal, dimension):
-            raise ValueError("snapshot vectors have the wrong shape")
-        self._ids = fields["ids"].astype(np.int64)
-        self._domain = fields["domain"].astype(np.int32)
-        self._success = fields["success"].astype(np.int8)
-        self._task = fields["task"].astype(np.int32)
-        self._vec = fields["vectors"].astype(np.float32, copy=False)
+        from ems_service.index.snapshot import load
+
+        return load(path, model=model, dimension=dimension, approx=approx)
+
+    def restore(self, *, ids: np.ndarray, domain: np.ndarray, success: np.ndarray, task: np.ndarray,
+                vectors: np.ndarray, domains: list[str], tasks: list[str]) -> None:
+        """Take over the fields of a snapshot (every row alive)."""
+        self._ids = ids.astype(np.int64, copy=False)
+        self._domain = domain.astype(np.int32, copy=False)
+        self._success = success.astype(np.int8, copy=False)
+        self._task = task.astype(np.int32, copy=False)
+        self._vec = vectors.astype(np.float32, copy=False)
         self._n = len(self._ids)
         self._alive = np.ones(self._n, dtype=bool)
-        self._pos = {int(i): p for p, i in enumerate(self._ids)}
-        if not np.array_equal(np.sort(stored), np.sort(self._ids)):
-            raise ValueError("snapshot ids disagree with its filter fields")
-        self.domains = _Vocab(meta["domains"])
-        self.tasks = _Vocab(meta["tasks"])
-        self.watermark = int(meta["watermark"])
-        self.deletion_seq = int(meta["deletion_seq"])
-        return self
+        self._pos = dict(zip(self._ids.tolist(), range(self._n), strict=True))
+        self.domains = _Vocab(domains)
+        self.tasks = _Vocab(tasks)
 
+    def snapshot_state(self) -> tuple[np.ndarray, dict[str, np.ndarray], dict]:
+        """What a snapshot writes, taken consistently under the lock: the serialized FAISS index, the rows'
+        fields (compacted first, so these are views no later change touches) and the metadata."""
+        with self._lock:
+            if self._n > len(self._pos) and self._build_log is None:
+                self._compact()
+            n = self._n
+            alive = self._alive[:n]
+            if alive.all():
+                fields = {"ids": self._ids[:n], "domain": self._domain[:n], "success": self._success[:n],
+                          "task": self._task[:n], "vectors": self._vec[:n]}
+            else:  # a background build is running: copy the live rows
+                fields = {"ids": self._ids[:n][alive], "domain": self._domain[:n][alive],
+                          "success": self._success[:n][alive], "task": self._task[:n][alive],
+                          "vectors": self._vec[:n][alive]}
+            meta = {"watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),
+                    "dimension": self.dimension, "domains": list(self.domains.items), "tasks": list(self.tasks.items),
+                    "kind": self.kind, "trained_on": self.trained_on}
+            return faiss.serialize_index(self._faiss()), fields, meta
 
-def snapshot_path(data_dir: Path, namespace: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", namespace)
-    return data_dir / "index" / f"{safe}.faiss"
-
-
-def set_threads(n: int) -> None:
-    faiss.omp_set_num_threads(n)
+    def adopt(self, index: faiss.Index, *, trained_on: int) -> None:
+        """Serve from a FAISS index read from a snapshot (exact IDMap2 or IVF)."""
+        if isinstance(index, faiss.IndexIVF):
+            self.index, self.ivf, self.trained_on = None, index, trained_on
+        else:
+            self.index, self.ivf = index, None
