@@ -126,7 +126,7 @@ def run(db: str, *, clients: int = 32, seconds: float = 60, seed: int = 0, postg
         engine.dispose()
     upgrade(url)
     env = {**os.environ, "EMS_DATABASE_URL": url, "EMS_DATA_DIR": str(work / "data"), "HF_HUB_OFFLINE": "1",
-           "EMS_LOG_LEVEL": "WARNING", "EMS_COACH__REFIT_EVERY": "0"}
+           "EMS_LOG_LEVEL": "WARNING", "EMS_COACH__REFIT_EVERY": "0", "EMS_EMBEDDER__QUERY_CACHE": "0"}
     records = _records()
     proc, base = _server(env)
     try:

@@ -36,7 +36,7 @@ from ems_service.store import Store
 def _env(work: Path) -> dict[str, str]:
     return {**os.environ, "EMS_DATABASE_URL": f"sqlite:///{work / 'scale.db'}", "EMS_DATA_DIR": str(work / "data"),
             "EMS_COACH__REFIT_EVERY": "0", "EMS_INDEX__CAPACITY": "5000000", "HF_HUB_OFFLINE": "1",
-            "EMS_LOG_LEVEL": "WARNING"}
+            "EMS_LOG_LEVEL": "WARNING", "EMS_EMBEDDER__QUERY_CACHE": "0"}  # every query embedded: cold figures
 
 
 def _settings(work: Path) -> Settings:

@@ -22,6 +22,11 @@ _ASSIGN_RE = re.compile(
     r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|pwd|token)"
     r"\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&\"',;]+)"
 )
+# Cheap necessary conditions, so most texts (long observations) skip the costly patterns: every key, bearer
+# token or assignment above contains one of these once case-folded; a card number has at least 13 digits.
+_SECRET_HINTS = ("key", "token", "secret", "pass", "pwd", "bearer", "basic", "sk-", "sk_", "ghp_", "gho_", "ghu_",
+                 "ghs_", "ghr_", "github_pat_", "akia", "xox", "aiza", "eyj")
+_DIGIT = re.compile(r"\d")
 _PASSWORD_WORDS = re.compile(r"(?i)pass(?:word|wd|code|phrase)|\bpin\b|\bcvv\b|\bcvc\b|security code")
 # Typing actions in the formats we see: Type "x", TYPE: x [textbox] label, fill('sel', 'x'), type[id][x].
 _TYPE_PATTERNS = [
@@ -53,10 +58,14 @@ def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset(
         text = text.replace(secret, SECRET)
     if "@" in text:
         text = _EMAIL_RE.sub(EMAIL, text)
-    text = _KEY_RE.sub(SECRET, text)
-    text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {SECRET}", text)
-    text = _ASSIGN_RE.sub(lambda m: m.group(1) + SECRET, text)
-    return _CARD_RE.sub(_card, text)
+    folded = text.casefold()
+    if any(hint in folded for hint in _SECRET_HINTS):
+        text = _KEY_RE.sub(SECRET, text)
+        text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {SECRET}", text)
+        text = _ASSIGN_RE.sub(lambda m: m.group(1) + SECRET, text)
+    if len(_DIGIT.findall(text)) >= 13:
+        text = _CARD_RE.sub(_card, text)
+    return text
 
 
 def _typed_password(step: Step) -> tuple[str, str] | None:

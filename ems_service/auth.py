@@ -26,11 +26,11 @@ def key_from_headers(headers: dict[bytes, bytes]) -> str | None:
     return key or None
 
 
-def namespace_of(request: Request) -> str:
-    """The caller's namespace, set by the auth middleware from its key."""
+async def namespace_of(request: Request) -> str:
+    """The caller's namespace, set by the auth middleware from its key (async: no thread handoff)."""
     return request.scope.get("state", {}).get("namespace", DEFAULT_NAMESPACE)
 
 
-def require_admin(request: Request) -> None:
+async def require_admin(request: Request) -> None:
     if not request.scope.get("state", {}).get("admin"):
         raise Forbidden("this route needs an admin key")

@@ -20,7 +20,8 @@ class IndexSettings(BaseModel):
     approx_above: int = Field(20_000, ge=0, description="namespace size that switches to the IVF-SQ8 index (0: never)")
     nprobe: int = Field(32, ge=1, description="inverted lists visited per approximate query")
     rerank: int = Field(4, ge=1, le=64, description="approximate candidates per hit, re-scored exactly")
-    exact_subset: int = Field(20_000, ge=0, description="filtered searches over at most this many are brute force")
+    exact_subset: int = Field(5_000, ge=0, description="filtered searches over at most this many are brute force "
+                                                      "(above ~5k the IVF with a selector is faster)")
 
 
 class EmbedderSettings(BaseModel):

@@ -224,7 +224,7 @@ class NamespaceIndex:
         return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
 
     def _search_subset(self, q: np.ndarray, k: int, positions: np.ndarray) -> list[Hit]:
-        scores = self._vec[positions] @ q
+        scores = np.take(self._vec, positions, axis=0) @ q
         return self._top(scores, positions, k)
 
     def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
