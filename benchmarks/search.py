@@ -17,7 +17,8 @@ import numpy as np
 
 from benchmarks.common import percentiles
 from benchmarks.data import REPLICATED, DevVectors, dev_vectors, index_rows, replicate
-from ems_service.index import ApproxConfig, NamespaceIndex
+from ems_service.config import IndexSettings
+from ems_service.index import ApproxConfig, NamespaceIndex, set_threads
 
 
 def _latency(index: NamespaceIndex, queries: np.ndarray, *, passes: int, **flt: object) -> tuple[dict, list]:
@@ -69,6 +70,7 @@ def at_size(dev: DevVectors, n: int, approx: ApproxConfig) -> dict:
 
 
 def run(dev: DevVectors, sizes: list[int], approx: ApproxConfig | None = None, log=print) -> list[dict]:  # noqa: ANN001
+    set_threads(IndexSettings().faiss_threads)  # as the service runs it (1 by default)
     out = []
     for n in sizes:
         t = time.perf_counter()
