@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from benchmarks.common import DATA, DEV_FILES, LiveServer, percentiles
-from ems_service import Settings
+from benchmarks.common import DATA, DEV_FILES, percentiles
+from ems_service import EmbeddedServer, Settings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
 from ems_service.runtime import build_embedder
@@ -29,7 +29,7 @@ def main(rounds: int = 300) -> None:
     embedder = build_embedder(settings)  # the default backend (ONNX when it agrees with torch)
     settings.coach.refit_every = 0
     queries = []
-    with LiveServer(settings, embedder) as server, httpx.Client(base_url=server.url, timeout=30) as client:
+    with EmbeddedServer(settings, embedder=embedder) as server, httpx.Client(base_url=server.url, timeout=30) as client:
         for name in DEV_FILES:
             lines = [ln for ln in read_jsonl(DATA / name) if ln.trajectory]
             batch = [ln.trajectory.model_dump(mode="json") for i, ln in enumerate(lines)]
