@@ -45,4 +45,5 @@ def fresh_runtime(embedder: Embedder, *, workdir: Path | None = None, **override
     upgrade(url)
     settings = Settings(database_url=url, data_dir=workdir / "data", _env_file=None, **overrides)
     settings.coach.refit_every = 0  # no background refit competing for the CPU while we measure
+    settings.embedder.query_cache = 0  # every query embedded: repeated benchmark queries must not hit a cache
     return Runtime(settings, embedder=embedder).start(background=False)
