@@ -77,30 +77,48 @@ class SessionService:
         return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
 
     def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
-        """Add steps, coach the run so far, remember what was advised (cooldown)."""
-        with self._locked(session_id), self.store.session() as s:
-            record = self._load(s, namespace, session_id, for_update=True)
-            if record.status != "open":
-                self._forget([session_id])
-                raise Conflict(f"session {session_id} is finished; start a new session")
-            if record.n_steps + len(steps) > self.settings.limits.max_steps:
-                raise LimitExceeded(
-                    f"session would have {record.n_steps + len(steps)} steps; the limit is "
-                    f"{self.settings.limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
-                )
-            trajectory = dict(record.trajectory)
-            trajectory["steps"] = list(trajectory.get("steps", [])) + [st.model_dump(mode="json", exclude_none=True) for st in steps]
-            # redacted as a whole: a password typed now is also scrubbed from the earlier steps
-            trajectory = redact_trajectory(PartialRun.model_validate(trajectory)).model_dump(mode="json",
-                                                                                            exclude_none=True)
-            record.trajectory = trajectory
-            record.n_steps = len(trajectory["steps"])
-            guidance, _ = self._guide(namespace, record)
-            if guidance.intervene:
-                record.advice_log = list(record.advice_log) + [[record.n_steps, advice_key(guidance)]]
-            record.last_guidance = {"n_steps": record.n_steps, "guidance": guidance.model_dump(mode="json")}
-            record.updated_at = utcnow()
-        return record, guidance
+        """Add steps, coach the run so far, remember what was advised (cooldown).
+
+        No database connection is held while coaching (the coach reads with its own): a request holding one
+        while waiting for another drained the connection pool under load (32 clients: 30 s stalls). The write
+        goes through only if nobody appended meanwhile (another replica); else the append is redone.
+        """
+        with self._locked(session_id):
+            for _ in range(5):
+                with self.store.session() as s:
+                    record = self._load(s, namespace, session_id)
+                    if record.status != "open":
+                        self._forget([session_id])
+                        raise Conflict(f"session {session_id} is finished; start a new session")
+                    if record.n_steps + len(steps) > self.settings.limits.max_steps:
+                        raise LimitExceeded(
+                            f"session would have {record.n_steps + len(steps)} steps; the limit is "
+                            f"{self.settings.limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
+                        )
+                    seen = record.n_steps
+                    trajectory = dict(record.trajectory)
+                    advice_log = list(record.advice_log)
+                trajectory["steps"] = list(trajectory.get("steps", [])) + [
+                    st.model_dump(mode="json", exclude_none=True) for st in steps]
+                # redacted as a whole: a password typed now is also scrubbed from the earlier steps
+                run = redact_trajectory(PartialRun.model_validate(trajectory))
+                trajectory = run.model_dump(mode="json", exclude_none=True)
+                n_steps = len(trajectory["steps"])
+                guidance, _ = self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id,
+                                               recent_advice=[(int(t), str(k)) for t, k in advice_log])
+                if guidance.intervene:
+                    advice_log.append([n_steps, advice_key(guidance)])
+                with self.store.session() as s:
+                    row = self._load(s, namespace, session_id, for_update=True)
+                    if row.n_steps != seen or row.status != "open":
+                        continue  # changed meanwhile: redo on the new state
+                    row.trajectory, row.n_steps, row.advice_log = trajectory, n_steps, advice_log
+                    row.last_guidance = {"n_steps": n_steps, "guidance": guidance.model_dump(mode="json")}
+                    row.updated_at = utcnow()
+                    s.flush()
+                    s.expunge(row)
+                return row, guidance
+            raise Conflict(f"session {session_id} kept changing while steps were appended; retry")
 
     def coaching(self, *, namespace: str, session_id: str) -> Guidance:
         """The guidance for the run so far (computed when steps arrived, or now)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from condenser import Trajectory
+from coach import PartialRun
 from ems_service import Runtime
 
 SITE = "https://www.opentable.com/"
@@ -148,3 +149,24 @@ def test_calibrate_fits_better_than_default_on_dev_data(client):
     assert metrics["log_loss_fitted"] < metrics["log_loss_default"]
     assert rt.coach.risk_model("default").kind == "fitted"
     assert rt.coach.fitted_info("default")["metrics"] == metrics
+
+
+def test_concurrent_appends_never_drain_the_connection_pool(seeded):
+    """More concurrent appends than the pool has connections: an append used to hold its connection while the
+    coach waited for another, so 15+ of them deadlocked until the pool's 30 s timeout and failed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from condenser import Step
+
+    rt: Runtime = seeded.app.state.runtime
+    pool = rt.store.engine.pool
+    capacity = pool.size() + max(0, pool._max_overflow) if hasattr(pool, "_max_overflow") else pool.size()
+    sessions = [rt.sessions.start(namespace="default", run=PartialRun.model_validate(partial(GOOD[:2], task=f"{TASK} {i}")))
+                for i in range(capacity + 8)]
+
+    def append(record):
+        return rt.sessions.append(namespace="default", session_id=record.id, steps=[Step(action="click[44]")])
+
+    with ThreadPoolExecutor(max_workers=len(sessions)) as workers:
+        results = list(workers.map(append, sessions))
+    assert [r.n_steps for r, _ in results] == [3] * len(sessions)
