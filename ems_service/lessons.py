@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, delete, or_, select
@@ -39,12 +40,15 @@ class LessonService:
         self.store = store
         self.metrics = metrics
         self._seeded: set[str] = set()
+        # one thread at a time seeds: on PostgreSQL it holds the advisory-lock connection while its session
+        # takes a second one, and many threads doing so at once could drain the connection pool
+        self._seed_lock = threading.Lock()
 
     def ensure_seeds(self, namespace: str) -> None:
         """Create the three seed lessons the first time a namespace is used (they are never pruned)."""
         if namespace in self._seeded:
             return
-        with self.store.exclusive(f"seeds:{namespace}") as mine, self.store.session() as s:
+        with self._seed_lock, self.store.exclusive(f"seeds:{namespace}") as mine, self.store.session() as s:
             have = s.scalar(select(LessonRecord.id).where(LessonRecord.namespace == namespace,
                                                           LessonRecord.source == "seed").limit(1))
             if have is None and mine:  # replicas starting together: one of them seeds
