@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 
 from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error
 from ems_service.store import Store, aware, utcnow
-from ems_service.tables import EventRecord, LessonRecord
+from ems_service.tables import LessonRecord
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class LessonService:
             lesson_id = row.id
             events = [("lesson_recorded", {"lesson_id": row.id})]
         for type_, data in events:
-            s.add(EventRecord(namespace=namespace, type=type_, data=data, created_at=now))
+            self.store.add_event(s, namespace, type_, data)
         return lesson_id
 
     @staticmethod

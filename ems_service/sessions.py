@@ -71,9 +71,8 @@ class SessionService:
         with self.store.session() as s:
             return self._load(s, namespace, session_id)
 
-    def _guide(self, namespace: str, record: SessionRecord) -> tuple[Guidance, CoachTimings]:
-        run = PartialRun.model_validate(record.trajectory)
-        recent = [(int(t), str(k)) for t, k in record.advice_log]
+    def _guide(self, namespace: str, run: PartialRun, advice_log: list) -> tuple[Guidance, CoachTimings]:
+        recent = [(int(t), str(k)) for t, k in advice_log]
         return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
 
     def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
@@ -104,8 +103,7 @@ class SessionService:
                 run = redact_trajectory(PartialRun.model_validate(trajectory))
                 trajectory = run.model_dump(mode="json", exclude_none=True)
                 n_steps = len(trajectory["steps"])
-                guidance, _ = self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id,
-                                               recent_advice=[(int(t), str(k)) for t, k in advice_log])
+                guidance, _ = self._guide(namespace, run, advice_log)
                 if guidance.intervene:
                     advice_log.append([n_steps, advice_key(guidance)])
                 with self.store.session() as s:
@@ -115,8 +113,6 @@ class SessionService:
                     row.trajectory, row.n_steps, row.advice_log = trajectory, n_steps, advice_log
                     row.last_guidance = {"n_steps": n_steps, "guidance": guidance.model_dump(mode="json")}
                     row.updated_at = utcnow()
-                    s.flush()
-                    s.expunge(row)
                 return row, guidance
             raise Conflict(f"session {session_id} kept changing while steps were appended; retry")
 
@@ -126,7 +122,7 @@ class SessionService:
         last = record.last_guidance
         if last and last.get("n_steps") == record.n_steps:
             return Guidance.model_validate(last["guidance"])
-        guidance, _ = self._guide(namespace, record)
+        guidance, _ = self._guide(namespace, PartialRun.model_validate(record.trajectory), record.advice_log)
         return guidance
 
     def finish(self, *, namespace: str, session_id: str, outcome: Outcome) -> tuple[SessionRecord, IngestResult]:

@@ -292,7 +292,12 @@ class Store(IndexFeed):
 
     def record_event(self, namespace: str, type_: str, data: dict) -> None:
         with self.session() as s:
-            s.add(EventRecord(namespace=namespace, type=type_, data=json.loads(json.dumps(data)), created_at=utcnow()))
+            self.add_event(s, namespace, type_, data)
+
+    @staticmethod
+    def add_event(s: Session, namespace: str, type_: str, data: dict) -> None:
+        """An event written in the caller's transaction."""
+        s.add(EventRecord(namespace=namespace, type=type_, data=json.loads(json.dumps(data)), created_at=utcnow()))
 
     def stats(self, namespace: str) -> dict:
         with self.session() as s:

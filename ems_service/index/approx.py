@@ -83,8 +83,10 @@ def search_params(ivf: faiss.IndexIVF, nprobe: int, selector: faiss.IDSelector |
     return params
 
 
-def selector_for(ids: np.ndarray, allowed: np.ndarray, watermark: int) -> tuple[faiss.IDSelector, object]:
-    """An id selector letting `allowed` (a mask over `ids`) through, and what must stay alive while it is used.
+def selector_for(ids: np.ndarray, allowed: np.ndarray, alive: np.ndarray,
+                 watermark: int) -> tuple[faiss.IDSelector, object]:
+    """An id selector letting the ids where `allowed` is set through (`alive`: the rows FAISS holds), and what
+    must stay alive while it is used.
 
     A bitmap over the id range when that is small next to the allowed set (one bit test per scanned vector,
     no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'.
@@ -96,7 +98,7 @@ def selector_for(ids: np.ndarray, allowed: np.ndarray, watermark: int) -> tuple[
         bits[let_through] = True
         packed = np.packbits(bits, bitorder="little")
         return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
-    banned = ids[~allowed]
+    banned = ids[alive & ~allowed]
     if banned.size < let_through.size:
         inner = faiss.IDSelectorBatch(banned)
         return faiss.IDSelectorNot(inner), inner

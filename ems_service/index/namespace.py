@@ -208,11 +208,10 @@ class NamespaceIndex:
                 return self._search_exact(q, min(k, total), mask)
             if mask is not None and total <= self.approx.exact_subset:
                 return self._search_subset(q[0], min(k, total), np.flatnonzero(mask))
-            return self._search_ivf(q, min(k, total), mask)
+            return self._search_ivf(q, min(k, total), mask, total)
 
     def _selector(self, mask: np.ndarray) -> tuple[faiss.IDSelector, object]:
-        alive = self._alive[: self._n]
-        return selector_for(self._ids[: self._n][alive], mask[alive], self.watermark)
+        return selector_for(self._ids[: self._n], mask, self._alive[: self._n], self.watermark)
 
     def _search_exact(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
         params = keep = None
@@ -227,10 +226,10 @@ class NamespaceIndex:
         scores = np.take(self._vec, positions, axis=0) @ q
         return self._top(scores, positions, k)
 
-    def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
+    def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int) -> list[Hit]:
         # a filter that keeps a share s of the vectors visits 1/s times the lists, so about as many allowed
         # vectors are scanned as in an unfiltered query
-        share = 1.0 if mask is None else max(1, int(mask.sum())) / len(self)
+        share = max(1, allowed) / len(self)
         sel, keep = self._selector(mask) if mask is not None else (None, None)
         params = search_params(self.ivf, math.ceil(self.approx.nprobe / share), sel)
         wanted = min(len(self), k * max(1, self.approx.rerank))
@@ -357,13 +356,9 @@ class NamespaceIndex:
                 self._compact()
             n = self._n
             alive = self._alive[:n]
-            if alive.all():
-                fields = {"ids": self._ids[:n], "domain": self._domain[:n], "success": self._success[:n],
-                          "task": self._task[:n], "vectors": self._vec[:n]}
-            else:  # a background build is running: copy the live rows
-                fields = {"ids": self._ids[:n][alive], "domain": self._domain[:n][alive],
-                          "success": self._success[:n][alive], "task": self._task[:n][alive],
-                          "vectors": self._vec[:n][alive]}
+            live = slice(None) if alive.all() else alive  # dead rows remain only while a build runs: copy then
+            fields = {name: getattr(self, f"_{name}")[:n][live] for name in ("ids", "domain", "success", "task")}
+            fields["vectors"] = self._vec[:n][live]
             meta = {"watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),
                     "dimension": self.dimension, "domains": list(self.domains.items), "tasks": list(self.tasks.items),
                     "kind": self.kind, "trained_on": self.trained_on}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
-from condenser import Trajectory
 from coach import PartialRun
+from condenser import Step, Trajectory
 from ems_service import Runtime
 
 SITE = "https://www.opentable.com/"
@@ -154,10 +156,6 @@ def test_calibrate_fits_better_than_default_on_dev_data(client):
 def test_concurrent_appends_never_drain_the_connection_pool(seeded):
     """More concurrent appends than the pool has connections: an append used to hold its connection while the
     coach waited for another, so 15+ of them deadlocked until the pool's 30 s timeout and failed."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from condenser import Step
-
     rt: Runtime = seeded.app.state.runtime
     pool = rt.store.engine.pool
     capacity = pool.size() + max(0, pool._max_overflow) if hasattr(pool, "_max_overflow") else pool.size()

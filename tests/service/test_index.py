@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
+import faiss
 import numpy as np
 import pytest
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
-from ems_service.index import ApproxConfig, NamespaceIndex
+from ems_service.index import ApproxConfig, NamespaceIndex, set_threads
 from ems_service.index.snapshot import files as snapshot_files
 
 DIM = 32
@@ -145,12 +147,6 @@ def test_snapshot_parts_are_checked(tmp_path, damage):
 
 def test_faiss_threads_apply_in_every_searching_thread():
     """OpenMP's thread count is per thread: request worker threads must get the configured one too."""
-    import threading
-
-    import faiss
-
-    from ems_service.index import set_threads
-
     rows, vecs = _rows(100)
     index = NamespaceIndex(DIM)
     index.add(rows)
