@@ -1,9 +1,11 @@
 """ONNX Runtime backend for MiniLM (home of onnxruntime and of the one-time export from torch).
 
 The packaged sentence-transformers model is exported once (mean pooling and L2 normalization inside the
-graph) with `torch.onnx.export(..., dynamo=False)`; no network. At export time the ONNX vectors are compared
-with the torch model's on probe texts and the agreement is stored next to the graph; the service uses ONNX
-only when that minimum cosine is >= 0.99.
+graph) with `torch.onnx.export(..., dynamo=False)`; no network. Two graphs are written: the fp32 graph and a
+selectively quantized one (int8 weights in five of the six feed-forward up-projections only, the layers
+whose rounding moves the vectors least). Each graph's agreement with the torch model (min and mean cosine on the
+probes and the texts shipped in `agreement_texts.jsonl`) is stored next to it; the service uses a graph only
+when its minimum cosine is >= 0.99, the faster one first. A fully quantized graph (`--int8`) is opt-in.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import os
 import sys
 import threading
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +26,13 @@ from ems_service.errors import EmbedderUnavailable
 logger = logging.getLogger(__name__)
 
 MIN_AGREEMENT = 0.99
+INT8_MIN_AGREEMENT = 0.95  # the fully int8 graph is opt-in; it must still point the same way as the model
 TOKEN_BUDGET = 384  # padded tokens per ONNX run: measured here, small runs of similar length beat one big one
+FP32, FFN8, INT8 = "all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.ffn8.onnx", "all-MiniLM-L6-v2.int8.onnx"
+# Measured on the shipped agreement texts: with all six up-projections in int8 the one-token probe "x" fell to
+# 0.9899 (every real text stayed >= 0.996); leaving one layer in fp32 lifted it to 0.9920-0.9939, most for layer 4.
+FFN8_KEPT_LAYER = 4
+BACKENDS = {FP32: "onnx_fp32", FFN8: "onnx_ffn8", INT8: "onnx_int8"}
 PROBES = [
     "Find Dota 2 game and add all DLC to cart in steam\nsite: steampowered.com\nsteps: search dota 2 steam; click",
     "Book a table for 2 at Luigi's on opentable",
@@ -36,10 +45,58 @@ PROBES = [
 ]
 
 
-def export(model_dir: Path, target: Path) -> dict:
-    """Export the model to `target` (.onnx) and write `target.json` with the measured agreement."""
-    import torch
+def agreement_texts() -> list[str]:
+    """The probes and the shipped sample of episode and query texts (`python -m benchmarks.agreement_texts`)."""
+    shipped = resources.files("ems_service").joinpath("agreement_texts.jsonl").read_text(encoding="utf-8")
+    return PROBES + [json.loads(line) for line in shipped.splitlines() if line]
+
+
+def default_path() -> Path:
+    """Where `webcoach embedder export` (run by `make install` and the Dockerfile) puts the fp32 graph: the
+    Python environment's share folder; the other graphs lie beside it."""
+    return Path(sys.prefix) / "share" / "webcoach" / FP32
+
+
+def sibling(fp32: Path, name: str) -> Path:
+    return fp32.with_name(name)
+
+
+def int8_path(fp32: Path | None = None) -> Path:
+    return sibling(fp32 or default_path(), INT8)
+
+
+def _reference(model_dir: Path, texts: list[str]) -> np.ndarray:
     from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).encode(
+        texts, normalize_embeddings=True, convert_to_numpy=True)
+
+
+def _record_agreement(path: Path, model_dir: Path, texts: list[str], reference: np.ndarray, **extra: str) -> dict:
+    cos = (reference * OnnxEmbedder(path, model_dir=model_dir, check=False).embed(texts)).sum(axis=1)
+    meta = {"model": MODEL_NAME, **extra, "min_cosine": round(float(cos.min()), 6),
+            "mean_cosine": round(float(cos.mean()), 6), "probes": len(texts)}
+    path.with_suffix(".json").write_text(json.dumps(meta))
+    logger.info("ONNX graph %s: min cosine vs torch %.4f, mean %.4f", path.name, meta["min_cosine"],
+                meta["mean_cosine"])
+    return meta
+
+
+def _quantize(source: Path, target: Path, *, ffn_only: bool) -> None:
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    nodes = None
+    if ffn_only:  # the feed-forward up-projections (384 -> 1536, a third of the FLOPs) but layer 4's
+        nodes = [n.name for n in onnx.load(str(source)).graph.node
+                 if n.op_type == "MatMul" and "intermediate" in n.name and f"layer.{FFN8_KEPT_LAYER}/" not in n.name]
+    tmp = target.with_suffix(".tmp.onnx")
+    quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
+    os.replace(tmp, target)
+
+
+def _export_fp32(model_dir: Path, target: Path) -> None:
+    import torch
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
@@ -66,46 +123,37 @@ def export(model_dir: Path, target: Path) -> dict:
                           str(tmp), input_names=list(axes), output_names=["embedding"],
                           dynamic_axes=axes | {"embedding": {0: "batch"}}, opset_version=17, dynamo=False)
     os.replace(tmp, target)
-    reference = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).encode(
-        PROBES, normalize_embeddings=True, convert_to_numpy=True)
-    ours = OnnxEmbedder(target, model_dir=model_dir, check=False).embed(PROBES)
-    agreement = float((reference * ours).sum(axis=1).min())
-    meta = {"model": MODEL_NAME, "min_cosine": round(agreement, 6), "probes": len(PROBES)}
-    target.with_suffix(".json").write_text(json.dumps(meta))
-    logger.info("ONNX embedder exported to %s (min cosine vs torch %.6f)", target, agreement)
-    return meta
 
 
-def quantize_int8(source: Path, target: Path, *, model_dir: Path | None = None,
-                  texts: list[str] | None = None) -> dict:
-    """Per-channel dynamic int8 copy of the fp32 graph, with its measured agreement with the torch model.
+def export(model_dir: Path, target: Path, *, int8: bool = False, texts: list[str] | None = None) -> list[dict]:
+    """Export the fp32 graph to `target`, the FFN-int8 graph beside it (and the full int8 one when asked),
+    each with a `.json` of its measured agreement with the torch model."""
+    sample = agreement_texts() + list(texts or [])
+    reference = _reference(model_dir, sample)
+    _export_fp32(model_dir, target)
+    metas = [_record_agreement(target, model_dir, sample, reference, graph="fp32")]
+    _quantize(target, sibling(target, FFN8), ffn_only=True)
+    metas.append(_record_agreement(sibling(target, FFN8), model_dir, sample, reference,
+                                   graph="int8 weights in 5 of 6 feed-forward up-projections, per-channel, dynamic"))
+    if int8:
+        metas.append(quantize_int8(target, sibling(target, INT8), model_dir=model_dir, texts=texts,
+                                   reference=reference))
+    return metas
+
+
+def quantize_int8(source: Path, target: Path, *, model_dir: Path | None = None, texts: list[str] | None = None,
+                  reference: np.ndarray | None = None) -> dict:
+    """Every MatMul in int8 (per-channel, dynamic), with its measured agreement with the torch model.
 
     Faster on batches, but not the same vectors: it is only used when asked for (backend `onnx_int8`), never
-    by `auto`. The agreement (min and mean cosine on the probes plus `texts`) is stored next to the graph.
+    by `auto`.
     """
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from sentence_transformers import SentenceTransformer
-
     model_dir = model_dir or default_model_path()
+    sample = agreement_texts() + list(texts or [])
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp.onnx")
-    quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
-    os.replace(tmp, target)
-    sample = PROBES + list(texts or [])
-    reference = SentenceTransformer(str(model_dir), device="cpu", local_files_only=True).encode(
-        sample, normalize_embeddings=True, convert_to_numpy=True)
-    ours = OnnxEmbedder(target, model_dir=model_dir, check=False).embed(sample)
-    cos = (reference * ours).sum(axis=1)
-    meta = {"model": MODEL_NAME, "quantization": "int8, per-channel, dynamic", "min_cosine": round(float(cos.min()), 6),
-            "mean_cosine": round(float(cos.mean()), 6), "probes": len(sample)}
-    target.with_suffix(".json").write_text(json.dumps(meta))
-    logger.info("int8 ONNX embedder written to %s (mean cosine vs torch %.4f, min %.4f)", target,
-                meta["mean_cosine"], meta["min_cosine"])
-    return meta
-
-
-def int8_path(fp32: Path | None = None) -> Path:
-    return (fp32 or default_path()).with_name("all-MiniLM-L6-v2.int8.onnx")
+    _quantize(source, target, ffn_only=False)
+    reference = _reference(model_dir, sample) if reference is None else reference
+    return _record_agreement(target, model_dir, sample, reference, graph="int8, per-channel, dynamic")
 
 
 class OnnxEmbedder:
@@ -117,11 +165,10 @@ class OnnxEmbedder:
         from tokenizers import Tokenizer
 
         model_dir = model_dir or default_model_path()
-        if check:
-            meta_path = path.with_suffix(".json")
-            meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
-            if meta.get("min_cosine", 0.0) < (MIN_AGREEMENT if min_agreement is None else min_agreement):
-                raise EmbedderUnavailable(f"ONNX graph at {path} does not agree with the torch model ({meta})")
+        self.agreement = agreement(path)
+        if check and self.agreement < (MIN_AGREEMENT if min_agreement is None else min_agreement):
+            raise EmbedderUnavailable(f"ONNX graph at {path} does not agree with the torch model "
+                                      f"(min cosine {self.agreement})")
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
@@ -132,7 +179,7 @@ class OnnxEmbedder:
         self.name = MODEL_NAME
         self.dimension = 384
         self.batch_size = batch_size
-        self.backend = "onnx_int8" if ".int8." in path.name else "onnx"
+        self.backend = BACKENDS.get(path.name, "onnx_fp32")
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -168,29 +215,34 @@ class OnnxEmbedder:
         return out
 
 
-def default_path() -> Path:
-    """Where `webcoach embedder export` (run by `make install` and the Dockerfile) puts the graph: the
-    Python environment's share folder."""
-    return Path(sys.prefix) / "share" / "webcoach" / "all-MiniLM-L6-v2.onnx"
-
-
-INT8_MIN_AGREEMENT = 0.95  # the int8 graph is opt-in; it must still point the same way as the model
+def agreement(graph: Path) -> float:
+    """The minimum cosine with the torch model recorded for `graph` at export (0 when none was)."""
+    meta_path = graph.with_suffix(".json")
+    return float(json.loads(meta_path.read_text()).get("min_cosine", 0.0)) if meta_path.exists() else 0.0
 
 
 def load_int8(path: Path | None, *, batch_size: int) -> OnnxEmbedder:
-    """The int8 graph (`webcoach embedder export --int8`); an error when it was not made."""
+    """The fully int8 graph (`webcoach embedder export --int8`); an error when it was not made."""
     target = path or int8_path()
     if not target.exists():
         raise EmbedderUnavailable(f"no int8 graph at {target}: run `webcoach embedder export --int8`")
     return OnnxEmbedder(target, batch_size=batch_size, min_agreement=INT8_MIN_AGREEMENT)
 
 
-def load(path: Path | None, data_dir: Path, *, batch_size: int) -> OnnxEmbedder:
-    """The ONNX embedder; exported on first use when the install did not export it."""
-    candidates = [path] if path else [default_path(), data_dir / "models" / "all-MiniLM-L6-v2.onnx"]
-    for candidate in candidates:
-        if candidate.exists() and candidate.with_suffix(".json").exists():
-            return OnnxEmbedder(candidate, batch_size=batch_size)
-    target = candidates[0] if path or os.access(Path(sys.prefix), os.W_OK) else candidates[-1]
+def load(path: Path | None, data_dir: Path, *, batch_size: int, graphs: tuple[str, ...] = (FFN8, FP32)) -> OnnxEmbedder:
+    """The first of `graphs` (fastest first) that was exported and agrees with torch; `path` pins one graph.
+    Exported on first use when the install did not export it."""
+    if path is not None:
+        if not path.exists():
+            export(default_model_path(), path)
+        return OnnxEmbedder(path, batch_size=batch_size)
+    folders = [default_path().parent, data_dir / "models"]
+    for folder in folders:
+        for name in graphs:
+            if agreement(folder / name) >= MIN_AGREEMENT and (folder / name).exists():
+                return OnnxEmbedder(folder / name, batch_size=batch_size)
+    if any((folder / name).exists() for folder in folders for name in graphs):
+        raise EmbedderUnavailable(f"no exported ONNX graph among {', '.join(graphs)} agrees with the torch model")
+    target = default_path() if os.access(Path(sys.prefix), os.W_OK) else data_dir / "models" / FP32
     export(default_model_path(), target)
-    return OnnxEmbedder(target, batch_size=batch_size)
+    return load(None, data_dir, batch_size=batch_size, graphs=graphs)

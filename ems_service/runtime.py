@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 
 from ems_service.coaching import CoachService
 from ems_service.config import Settings
@@ -24,23 +25,23 @@ logger = logging.getLogger(__name__)
 
 
 def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedder (same interface)
-    """The configured embedder: ONNX Runtime when it agrees with torch (`auto`), else sentence-transformers."""
+    """The configured embedder. `auto`: the fastest ONNX graph that agrees with torch (min cosine >= 0.99:
+    FFN-int8, else fp32), else sentence-transformers; `onnx`: the same without the fallback; `onnx_fp32` /
+    `onnx_ffn8`: that graph; `onnx_int8`: the fully quantized graph (opt-in, slightly different vectors)."""
     cfg = settings.embedder
-    if cfg.backend == "onnx_int8":  # opt-in only: faster batches, vectors that differ slightly (see README)
-        from pathlib import Path
-
+    pinned = Path(cfg.onnx_path) if cfg.onnx_path else None
+    if cfg.backend == "onnx_int8":
         from ems_service.onnx_embedder import load_int8
 
-        return load_int8(Path(cfg.onnx_path) if cfg.onnx_path else None, batch_size=cfg.batch_size)
+        return load_int8(pinned, batch_size=cfg.batch_size)
     if cfg.backend != "torch" and cfg.model_path is None and cfg.device == "cpu":
+        from ems_service.onnx_embedder import FFN8, FP32, load
+
+        graphs = {"onnx_fp32": (FP32,), "onnx_ffn8": (FFN8,)}.get(cfg.backend, (FFN8, FP32))
         try:
-            from pathlib import Path
-
-            from ems_service.onnx_embedder import load
-
-            return load(Path(cfg.onnx_path) if cfg.onnx_path else None, settings.data_dir, batch_size=cfg.batch_size)
+            return load(pinned, settings.data_dir, batch_size=cfg.batch_size, graphs=graphs)
         except Exception as exc:  # noqa: BLE001 - fall back to torch, which is always there
-            if cfg.backend == "onnx":
+            if cfg.backend != "auto":
                 raise
             logger.warning("ONNX embedder unavailable (%s); using torch", exc)
     return Embedder(cfg.model_path, batch_size=cfg.batch_size, device=cfg.device)

@@ -51,32 +51,69 @@ def test_vectors_of_another_model_stop_start_up(settings, embedder, how):
         Runtime(settings, embedder=embedder).start(background=False)
 
 
-def test_onnx_backend_agrees_with_torch_on_dev_texts(embedder, tmp_path):
-    import json as _json
-
-    from ems_service.onnx_embedder import OnnxEmbedder, default_path
+@pytest.mark.parametrize("graph", ["all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.ffn8.onnx"])
+def test_onnx_graphs_agree_with_torch_on_dev_texts(embedder, tmp_path, graph):
+    """Both graphs `make install` exports (fp32 and FFN-int8) give the torch model's vectors on dev texts the
+    export never saw (the shipped agreement texts are a spread sample; these are the files' first lines)."""
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path, sibling
     from tests.conftest import dev_records
 
-    onnx = OnnxEmbedder(default_path(), batch_size=16)  # exported by `make install`
+    onnx = OnnxEmbedder(sibling(default_path(), graph), batch_size=16)
     texts = [r["task"] for r in dev_records("online_mind2web_abp.jsonl", 60)]
     texts += [" ".join(s["action"] for s in r["steps"]) for r in dev_records("webcanvas.jsonl", 20)]
     a, b = onnx.embed(texts), embedder.embed(texts)
     assert a.shape == b.shape and a.dtype == np.float32
     assert float((a * b).sum(axis=1).min()) >= 0.99  # length-sorted batches come back in input order
     assert onnx.name == embedder.name and onnx.dimension == embedder.dimension
+    assert onnx.agreement >= 0.99  # what export measured and recorded beside the graph
+
+
+def test_a_graph_that_disagrees_is_refused(tmp_path):
+    import json as _json
+
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path
+
     bad = tmp_path / "bad.onnx"
     bad.write_bytes(default_path().read_bytes())
     bad.with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.5}))
     with pytest.raises(EmbedderUnavailable, match="does not agree"):
         OnnxEmbedder(bad)
+    bad.with_suffix(".json").unlink()  # no recorded agreement: refused too
+    with pytest.raises(EmbedderUnavailable, match="does not agree"):
+        OnnxEmbedder(bad)
 
 
-def test_backend_selection(settings):
-    from ems_service.onnx_embedder import OnnxEmbedder
+def test_backend_selection(settings, tmp_path, monkeypatch):
+    """auto takes the fastest graph that agrees (FFN-int8), falls back to fp32 when that one's recorded
+    agreement is too low, and to torch when no graph agrees; named backends never fall back."""
+    import json as _json
+    import shutil
+
+    from ems_service import onnx_embedder
+    from ems_service.onnx_embedder import FFN8, FP32, default_path, sibling
     from ems_service.runtime import build_embedder
 
-    assert isinstance(build_embedder(settings), OnnxEmbedder)
+    assert build_embedder(settings).backend == "onnx_ffn8"
+    settings.embedder.backend = "onnx_fp32"
+    assert build_embedder(settings).backend == "onnx_fp32"
     settings.embedder.backend = "torch"
+    assert isinstance(build_embedder(settings), Embedder)
+
+    # the same graphs in a folder of their own, with a recorded agreement we control
+    folder = tmp_path / "share"
+    folder.mkdir()
+    for name in (FP32, FFN8):
+        shutil.copy(sibling(default_path(), name), folder / name)
+        shutil.copy(sibling(default_path(), name).with_suffix(".json"), (folder / name).with_suffix(".json"))
+    (folder / FFN8).with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.98}))
+    settings.embedder.backend = "auto"
+    monkeypatch.setattr(onnx_embedder, "default_path", lambda: folder / FP32)
+    assert build_embedder(settings).backend == "onnx_fp32"
+    settings.embedder.backend = "onnx_ffn8"
+    with pytest.raises(EmbedderUnavailable, match="agrees"):
+        build_embedder(settings)
+    (folder / FP32).with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.9}))
+    settings.embedder.backend = "auto"
     assert isinstance(build_embedder(settings), Embedder)
 
 
@@ -89,12 +126,12 @@ def test_int8_graph_is_opt_in_with_its_measured_agreement(settings, embedder, tm
     target = tmp_path / "all-MiniLM-L6-v2.int8.onnx"
     meta = quantize_int8(default_path(), target, texts=texts)
     assert 0.95 <= meta["min_cosine"] <= meta["mean_cosine"] < 1.0  # close, but not the same vectors
-    assert meta["probes"] >= 40 and target.with_suffix(".json").exists()
+    assert meta["probes"] >= 340 and target.with_suffix(".json").exists()  # shipped texts + these 40
     int8 = OnnxEmbedder(target, min_agreement=0.95)
     assert int8.backend == "onnx_int8"
     cos = (int8.embed(texts) * embedder.embed(texts)).sum(axis=1)
     assert cos.mean() >= 0.98
-    assert build_embedder(settings).backend == "onnx"  # auto never picks int8
+    assert build_embedder(settings).backend == "onnx_ffn8"  # auto never picks the fully int8 graph
     settings.embedder.backend = "onnx_int8"
     settings.embedder.onnx_path = str(target)
     assert build_embedder(settings).backend == "onnx_int8"
