@@ -44,6 +44,10 @@ def embedder_export(
         typer.echo(json.dumps(meta))
 
 
+console = Console(stderr=True)
+logger = logging.getLogger("ems_service.cli")
+
+
 def _settings() -> Settings:
     settings = Settings()
     configure_logging(settings.log_level, json_logs=settings.json_logs)
