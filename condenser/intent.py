@@ -24,18 +24,18 @@ _KEYWORDS: list[tuple[str, list[str]]] = [
                  "which", "who is", "when is"]),
     ("read", ["read", "open the article", "view", "see the", "news", "review"]),
 ]
+# one pattern per intent, keywords as whole words (the first keyword of the first intent that matches wins)
+_PATTERNS = [(intent, re.compile(r"(?<!\w)(?:" + "|".join(re.escape(k.strip()) for k in keys) + r")(?!\w)"))
+             for intent, keys in _KEYWORDS]
+_PUNCTUATION = re.compile(r"[^\w\s']")
 
 
 def classify_intent(text: str | None) -> str:
     """The intent of a task or an intent word (`buy`, `book`, ...); `other` when nothing matches."""
     if not text:
         return "other"
-    low = " " + " ".join(re.sub(r"[^\w\s']", " ", text.lower()).split()) + " "
+    low = " " + " ".join(_PUNCTUATION.sub(" ", text.lower()).split()) + " "
     word = low.strip()
     if word in INTENTS:
         return word
-    for intent, keys in _KEYWORDS:
-        for key in keys:
-            if re.search(r"(?<!\w)" + re.escape(key.strip()) + r"(?!\w)", low):
-                return intent
-    return "other"
+    return next((intent for intent, pattern in _PATTERNS if pattern.search(low)), "other")

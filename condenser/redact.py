@@ -52,6 +52,11 @@ def _card(match: re.Match[str]) -> str:
     return CARD if 13 <= len(digits) <= 19 and _luhn_ok(digits) else match.group(0)
 
 
+def _digits(text: str) -> int:
+    """How many digits `text` holds (\\d, as the card pattern counts them; str.count is faster on ASCII)."""
+    return sum(map(text.count, "0123456789")) if text.isascii() else len(_DIGIT.findall(text))
+
+
 def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset()) -> str:
     """Replace e-mails, card numbers, tokens, keys and the given literal secrets in `text`."""
     for secret in sorted(extra_secrets, key=len, reverse=True):
@@ -63,7 +68,7 @@ def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset(
         text = _KEY_RE.sub(SECRET, text)
         text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {SECRET}", text)
         text = _ASSIGN_RE.sub(lambda m: m.group(1) + SECRET, text)
-    if len(_DIGIT.findall(text)) >= 13:
+    if _digits(text) >= 13:
         text = _CARD_RE.sub(_card, text)
     return text
 

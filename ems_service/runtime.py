@@ -19,6 +19,7 @@ from ems_service.llm import build_llm
 from ems_service.service import MemoryService
 from ems_service.sessions import SessionService
 from ems_service.store import Store
+from ems_service.threads import single_threaded_numpy_blas
 from ems_service.vectors import VectorMemory
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class Runtime:
         self.store = Store(settings.database_url)
         check_schema(self.store.engine)
         set_threads(settings.index.faiss_threads)
+        single_threaded_numpy_blas()
         self.embedder = embedder or build_embedder(settings)
         ix = settings.index
         self.vectors = VectorMemory(

@@ -21,7 +21,7 @@ import numpy as np
 
 from ems_service.errors import DimensionMismatch
 from ems_service.feed import IndexRow
-from ems_service.index.approx import ApproxConfig, search_params, selector_for, train_ivf, use_threads
+from ems_service.index.approx import ApproxConfig, inner_products, search_params, selector_for, train_ivf, use_threads
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +223,7 @@ class NamespaceIndex:
         return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
 
     def _search_subset(self, q: np.ndarray, k: int, positions: np.ndarray) -> list[Hit]:
-        scores = np.take(self._vec, positions, axis=0) @ q
+        scores = inner_products(self._vec, q, positions)
         return self._top(scores, positions, k)
 
     def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int) -> list[Hit]:
@@ -238,7 +238,7 @@ class NamespaceIndex:
         positions = np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
         if positions.size == 0:
             return []
-        scores = self._vec[positions] @ q[0]
+        scores = inner_products(self._vec, q[0], positions)
         return self._top(scores, positions, k)
 
     def _top(self, scores: np.ndarray, positions: np.ndarray, k: int) -> list[Hit]:
