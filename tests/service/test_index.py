@@ -169,6 +169,35 @@ def test_faiss_threads_apply_in_every_searching_thread():
         assert seen["before"] > 1  # a fresh thread starts at OpenMP's default: the search itself applied the setting
 
 
+def test_numpy_blas_runs_single_threaded_and_faiss_blas_keeps_its_pool():
+    """numpy's idle OpenBLAS threads spin after each product and stalled the embedder on 2 cores."""
+    from threadpoolctl import threadpool_info
+
+    from ems_service.threads import single_threaded_numpy_blas
+
+    def blas() -> dict[str, int]:
+        return {lib["filepath"]: lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+
+    before = blas()
+    assert single_threaded_numpy_blas() == 1
+    after = blas()
+    assert [n for path, n in after.items() if "numpy" in path] == [1]
+    assert {p: n for p, n in after.items() if "numpy" not in p} == {p: n for p, n in before.items() if "numpy" not in p}
+
+
+def test_inner_products_by_position_equal_numpy():
+    from ems_service.index.approx import inner_products
+
+    rng = np.random.default_rng(3)
+    matrix = rng.normal(size=(500, DIM)).astype(np.float32)
+    q = rng.normal(size=DIM).astype(np.float32)
+    positions = rng.choice(500, 77, replace=False)
+    assert np.allclose(inner_products(matrix, q, positions), matrix[positions] @ q, rtol=1e-5, atol=1e-5)
+    assert inner_products(matrix, q, np.array([], dtype=np.int64)).shape == (0,)
+    with pytest.raises(TypeError, match="C-contiguous float32"):
+        inner_products(matrix[:, ::2], q[::2], positions)  # a strided view would be read wrongly in place
+
+
 # -- approximate mode (IVF-SQ8 + exact re-rank) ---------------------------------------------------------------
 
 def _clustered(n: int, seed: int = 0, dim: int = 64) -> tuple[list[IndexRow], np.ndarray]:
