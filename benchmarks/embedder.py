@@ -24,7 +24,7 @@ from benchmarks.common import DATA, DEV_FILES
 from condenser import condense
 from ems_service import Embedder
 from ems_service.dataset import read_jsonl
-from ems_service.onnx_embedder import FFN8, FP32, INT8, OnnxEmbedder, default_path, sibling
+from ems_service.onnx_embedder import FP32, INT8, SEL8, OnnxEmbedder, default_path, sibling
 
 
 def texts() -> list[str]:
@@ -60,7 +60,7 @@ def _sample(all_texts: list[str]) -> list[str]:
     return [all_texts[i] for i in rng.permutation(len(all_texts))[:640]]
 
 
-GRAPHS = {"onnx_fp32": FP32, "onnx_ffn8": FFN8, "onnx_int8": INT8}
+GRAPHS = {"onnx_fp32": FP32, "onnx_selective_int8": SEL8, "onnx_int8": INT8}
 
 
 def _backend(name: str) -> Embedder | OnnxEmbedder:
@@ -78,7 +78,7 @@ def measure_alone(name: str) -> dict:
 
 def run(default: str | None = None) -> dict:
     """Every exported graph against torch. The headline (`embedder_speedup`, `embedder_cosine_min`) is the
-    backend the service picks by default (`default`, e.g. `onnx_ffn8`); the fully int8 graph (opt-in) is
+    backend the service picks by default (`default`, e.g. `onnx_selective_int8`); the fully int8 graph (opt-in) is
     reported beside it, never in the headline."""
     all_texts = texts()
     sample = _sample(all_texts)

@@ -31,7 +31,7 @@ def embedder_export(
     agreement_texts: Path | None = typer.Option(None, exists=True, dir_okay=False,
                                                 help="JSON Lines runs whose tasks are added to the agreement check"),
 ) -> None:
-    """Export MiniLM to ONNX once (no network): the fp32 graph and the FFN-int8 graph, each with its measured
+    """Export MiniLM to ONNX once (no network): the fp32 graph and the selective int8 graph, each with its measured
     agreement with the torch model (the service uses a graph only at min cosine >= 0.99)."""
     from ems_service.embeddings import default_model_path
     from ems_service.onnx_embedder import default_path, export

