@@ -14,9 +14,6 @@ import json
 import os
 import random
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,6 +22,7 @@ import httpx
 
 from benchmarks.common import DATA, DEV_FILES, percentiles
 from ems_service.db import upgrade
+from ems_service.serve_process import ServeProcess
 
 MIX = (("coach", 0.35), ("search", 0.30), ("ingest", 0.15), ("session", 0.20))
 
@@ -35,25 +33,6 @@ def _records() -> list[dict]:
         with open(DATA / name, encoding="utf-8") as fh:
             out += [json.loads(line) for line in fh]
     return [{k: r[k] for k in ("task", "steps", "outcome", "start_url", "domain") if r.get(k)} for r in out]
-
-
-def _server(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    exe = shutil.which("webcoach", path=str(Path(sys.executable).parent)) or "webcoach"
-    proc = subprocess.Popen([exe, "serve", "--port", str(port)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        try:
-            if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("server did not start")
 
 
 async def _client(http: httpx.AsyncClient, records: list[dict], rng: random.Random, until: float,
@@ -128,15 +107,16 @@ def run(db: str, *, clients: int = 32, seconds: float = 60, seed: int = 0, postg
     env = {**os.environ, "EMS_DATABASE_URL": url, "EMS_DATA_DIR": str(work / "data"), "HF_HUB_OFFLINE": "1",
            "EMS_LOG_LEVEL": "WARNING", "EMS_COACH__REFIT_EVERY": "0", "EMS_EMBEDDER__QUERY_CACHE": "0"}
     records = _records()
-    proc, base = _server(env)
+    server = ServeProcess(env)
     try:
+        server.wait_ready(300)
+        base = server.url
         with httpx.Client(base_url=base, timeout=300) as http:
             for i in range(0, len(records), 200):
                 http.post("/v1/episodes:batch", json={"episodes": records[i : i + 200]}).raise_for_status()
         result = asyncio.run(_load(base, records, clients, seconds, seed))
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        server.stop()
         shutil.rmtree(work, ignore_errors=True)
     return {"db": db, "memory": f"{len(records)} dev runs", **result}
 

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
 from ems_service.index import snapshot_path
 from ems_service.index.snapshot import files as snapshot_files
+from ems_service.serve_process import ServeProcess
 from ems_service.store import Store
 
 
@@ -121,37 +121,6 @@ def restart(work: Path) -> dict:
     return {"from_stored_vectors": cold, "from_snapshot": warm}
 
 
-class Server:
-    """`webcoach serve` in its own process."""
-
-    def __init__(self, work: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.work = work
-
-    def __enter__(self) -> Server:
-        exe = shutil.which("webcoach", path=str(Path(sys.executable).parent)) or "webcoach"
-        self.proc = subprocess.Popen([exe, "serve", "--port", str(self.port)], env=_env(self.work),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 600
-        while time.time() < deadline:
-            try:
-                if httpx.get(self.url + "/readyz", timeout=2).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                pass
-            if self.proc.poll() is not None:
-                raise RuntimeError("webcoach serve exited")
-            time.sleep(0.2)
-        raise RuntimeError("server did not become ready")
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
-
-
 def _sequential(client: httpx.Client, path: str, bodies: list[dict], n: int) -> tuple[list[float], list]:
     for b in bodies[:10]:
         client.post(path, json=b).raise_for_status()
@@ -200,7 +169,7 @@ async def _concurrent(url: str, path: str, bodies: list[dict], clients: int, tot
 def http(work: Path, texts: list[str], coach: list[dict], *, with_coach: bool, concurrency: bool) -> dict:
     out: dict = {}
     search_bodies = [{"text": t, "k": 10} for t in texts]
-    with Server(work) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with ServeProcess(_env(work)) as server, httpx.Client(base_url=server.url, timeout=60) as client:
         out["index_type"] = client.get("/v1/stats").json()["index_type"]
         times, responses = _sequential(client, "/v1/search", search_bodies, 300)
         out["search"] = {**percentiles(times), "split": _split(responses)}

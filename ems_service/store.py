@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
-from sqlalchemy import Engine, delete, func, select, text, update
+from sqlalchemy import Engine, case, delete, func, select, text, update
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, defer, sessionmaker
 
@@ -301,18 +301,14 @@ class Store(IndexFeed):
 
     def stats(self, namespace: str) -> dict:
         with self.session() as s:
-            base = select(func.count(), func.sum(EpisodeRecord.seen_count - 1)).where(EpisodeRecord.namespace == namespace)
-            total, dedups = s.execute(base).one()
-            by_success = dict(
-                s.execute(
-                    select(EpisodeRecord.success, func.count())
-                    .where(EpisodeRecord.namespace == namespace)
-                    .group_by(EpisodeRecord.success)
-                ).all()
-            )
-            domains = s.scalar(
-                select(func.count(func.distinct(EpisodeRecord.domain))).where(EpisodeRecord.namespace == namespace)
-            )
+            # one pass over the namespace's rows (three separate aggregates took ~0.2 s at 100k episodes)
+            total, dedups, successes, failures, domains = s.execute(
+                select(func.count(), func.sum(EpisodeRecord.seen_count - 1),
+                       func.count(case((EpisodeRecord.success.is_(True), 1))),
+                       func.count(case((EpisodeRecord.success.is_(False), 1))),
+                       func.count(func.distinct(EpisodeRecord.domain)))
+                .where(EpisodeRecord.namespace == namespace)
+            ).one()
             evicted = s.scalar(
                 select(func.count()).select_from(DeletionRecord).where(
                     DeletionRecord.namespace == namespace, DeletionRecord.reason.like("evict%")
@@ -325,9 +321,9 @@ class Store(IndexFeed):
             )
         return {
             "episodes": int(total or 0),
-            "successes": int(by_success.get(True, 0)),
-            "failures": int(by_success.get(False, 0)),
-            "unlabelled": int(by_success.get(None, 0)),
+            "successes": int(successes or 0),
+            "failures": int(failures or 0),
+            "unlabelled": int((total or 0) - (successes or 0) - (failures or 0)),
             "domains": int(domains or 0),
             "deduplicated": int(dedups or 0),
             "evicted": int(evicted or 0),

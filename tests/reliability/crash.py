@@ -12,9 +12,6 @@ import argparse
 import json
 import os
 import random
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -27,6 +24,7 @@ from sqlalchemy import create_engine, select
 from ems_service import Runtime, Settings
 from ems_service.db import upgrade
 from ems_service.embeddings import Embedder
+from ems_service.serve_process import ServeProcess
 from ems_service.tables import EpisodeRecord
 
 DATA = Path(os.environ.get("EMS_TEST_DATA", Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"))
@@ -40,39 +38,6 @@ def _runs() -> list[dict]:
                 r = json.loads(line)
                 out.append({k: r[k] for k in ("task", "steps", "outcome", "start_url", "domain") if r.get(k)})
     return out
-
-
-class _Server:
-    def __init__(self, env: dict[str, str]) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        exe = str(Path(sys.executable).with_name("webcoach"))
-        self.started = time.perf_counter()
-        self.proc = subprocess.Popen([exe, "serve", "--port", str(self.port)], env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.PIPE, text=True)
-
-    def wait_ready(self, timeout: float = 120) -> float:
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited at start-up (needs repair?): {self.proc.stderr.read()[-2000:]}")
-            try:
-                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
-                    return time.perf_counter() - self.started
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("server not ready")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait()
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=60)
 
 
 def _client(url: str, runs: list[dict], tag: str, acked: dict[int, str], lock: threading.Lock,
@@ -115,7 +80,7 @@ def run(db_url: str, *, kills: int, clients: int = 4, seed: int = 0, workdir: Pa
     lock = threading.Lock()
     ready_s = []
     for k in range(kills):
-        server = _Server(env)
+        server = ServeProcess(env)
         ready_s.append(server.wait_ready())
         stop = threading.Event()
         threads = [threading.Thread(target=_client, args=(server.url, runs, f"k{k}c{c}", acked, lock, stop,
@@ -129,7 +94,7 @@ def run(db_url: str, *, kills: int, clients: int = 4, seed: int = 0, workdir: Pa
         for t in threads:
             t.join(timeout=30)
         log(f"kill {k + 1}/{kills}: {len(acked)} acknowledged so far")
-    server = _Server(env)
+    server = ServeProcess(env)
     ready_s.append(server.wait_ready())
     unsearchable = []
     with httpx.Client(base_url=server.url, timeout=30) as http:

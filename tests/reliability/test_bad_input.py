@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from ems_service import errors
+
 STEP = {"action": "click('ok')"}
 
 
@@ -70,7 +72,10 @@ def test_bad_input_is_a_documented_4xx_and_writes_nothing(client, name, method, 
     spec = client.get("/openapi.json").json()
     route = next(t for t in spec["paths"] if t.split("{")[0].rstrip("/") == path.split("?")[0][: len(t.split("{")[0].rstrip("/"))]
                  and t.count("/") == path.count("/"))
-    assert str(status) in spec["paths"][route][method.lower()]["responses"]  # documented for this very route
+    documented = spec["paths"][route][method.lower()]["responses"][str(status)]
+    assert documented["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ErrorBody"}
+    tree = getattr(errors, err["error"], None)  # an error of the service's tree carries its own status
+    assert tree is None or tree.status_code == status, (err["error"], status)
 
 
 HOSTILE = [
