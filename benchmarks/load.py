@@ -22,7 +22,7 @@ import httpx
 
 from benchmarks.common import DATA, DEV_FILES, percentiles
 from ems_service.db import upgrade
-from ems_service.serve_process import ServeProcess
+from ems_service.embedded import ServeProcess
 
 MIX = (("coach", 0.35), ("search", 0.30), ("ingest", 0.15), ("session", 0.20))
 

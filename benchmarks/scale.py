@@ -27,9 +27,9 @@ from benchmarks.data import REPLICATED, fill_store
 from ems_service import Embedder, Runtime, Settings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
+from ems_service.embedded import ServeProcess
 from ems_service.index import snapshot_path
 from ems_service.index.snapshot import files as snapshot_files
-from ems_service.serve_process import ServeProcess
 from ems_service.store import Store
 
 

@@ -1,10 +1,16 @@
-"""The service inside another Python process (a notebook, a test, an agent script): uvicorn on a thread."""
+"""The service beside other Python code: inside its process (a notebook, a test, an agent script: uvicorn on a
+thread), or as `webcoach serve` in a process of its own (the benchmarks and the crash harness)."""
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 import uvicorn
 
@@ -22,9 +28,7 @@ class EmbeddedServer:
         if self.settings.database_url.startswith("sqlite"):
             upgrade(self.settings.database_url)
         if port == 0:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
+            port = free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.app = create_app(self.settings, embedder=embedder)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=port, log_level="warning",
@@ -54,6 +58,65 @@ class EmbeddedServer:
 
     def __enter__(self) -> EmbeddedServer:
         return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ServeProcess:
+    """`with ServeProcess(env) as server: httpx.get(server.url + ...)`; `env` is the whole environment (the
+    settings come from it). Start-up failures raise with the end of the server's stderr."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        exe = Path(sys.executable).with_name("webcoach")
+        self._stderr = tempfile.TemporaryFile(mode="w+")  # a file, not a pipe: a full pipe would stall the server
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen([str(exe) if exe.exists() else "webcoach", "serve", "--port", str(self.port)],
+                                     env=env, stdout=subprocess.DEVNULL, stderr=self._stderr)
+
+    def wait_ready(self, timeout: float = 600) -> float:
+        """Block until /readyz answers 200; returns the seconds since the process was started."""
+        import httpx
+
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"webcoach serve exited at start-up: {self.stderr_tail()}")
+            try:
+                if httpx.get(self.url + "/readyz", timeout=1).status_code == 200:
+                    return time.perf_counter() - self.started
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"webcoach serve was not ready within {timeout:.0f} s")
+
+    def stderr_tail(self, chars: int = 2000) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()[-chars:]
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hook runs (the crash harness's fault)."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+        self._stderr.close()
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+        self._stderr.close()
+
+    def __enter__(self) -> ServeProcess:
+        self.wait_ready()
+        return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

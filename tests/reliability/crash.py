@@ -23,8 +23,8 @@ from sqlalchemy import create_engine, select
 
 from ems_service import Runtime, Settings
 from ems_service.db import upgrade
+from ems_service.embedded import ServeProcess
 from ems_service.embeddings import Embedder
-from ems_service.serve_process import ServeProcess
 from ems_service.tables import EpisodeRecord
 
 DATA = Path(os.environ.get("EMS_TEST_DATA", Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from ems_service.serve_process import ServeProcess
+from ems_service.embedded import ServeProcess
 from tests.reliability import crash
 
 
