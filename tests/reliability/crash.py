@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import httpx
@@ -38,6 +39,10 @@ def _runs() -> list[dict]:
                 r = json.loads(line)
                 out.append({k: r[k] for k in ("task", "steps", "outcome", "start_url", "domain") if r.get(k)})
     return out
+
+
+def _base(task: str) -> str:
+    return task.rsplit(" [crash ", 1)[0]
 
 
 def _client(url: str, runs: list[dict], tag: str, acked: dict[int, str], lock: threading.Lock,
@@ -99,9 +104,12 @@ def run(db_url: str, *, kills: int, clients: int = 4, seed: int = 0, workdir: Pa
     unsearchable = []
     with httpx.Client(base_url=server.url, timeout=30) as http:
         sample = rng.sample(sorted(acked), min(40, len(acked)))
+        copies = Counter(_base(task) for task in acked.values())
         for episode_id in sample:
-            # k above the most dev runs sharing one task text (4): among identical texts the order is arbitrary
-            hits = http.post("/v1/search", json={"text": acked[episode_id], "k": 10}).json()["results"]
+            # each run is ingested many times with only its tag changed, so k covers every stored copy of its
+            # task text (plus the dev runs that share it): among them the tag barely moves the vector
+            k = min(100, copies[_base(acked[episode_id])] + 10)
+            hits = http.post("/v1/search", json={"text": acked[episode_id], "k": k}).json()["results"]
             if not hits or episode_id not in {h["id"] for h in hits}:
                 unsearchable.append(episode_id)
     server.stop()
