@@ -118,17 +118,16 @@ def redact_trajectory(trajectory: Trajectory) -> Trajectory:
 
     steps = []
     for i, step in enumerate(trajectory.steps):
-        steps.append(
-            step.model_copy(
-                update={
-                    "url": clean(step.url),
-                    "observation": clean(step.observation),
-                    "thought": clean(step.thought),
-                    "action": redact_text(masked_actions.get(i, step.action), secrets),
-                    "error": clean(step.error),
-                }
-            )
-        )
+        update = {
+            "url": clean(step.url),
+            "observation": clean(step.observation),
+            "thought": clean(step.thought),
+            "action": redact_text(masked_actions.get(i, step.action), secrets),
+            "error": clean(step.error),
+        }
+        # most steps hold no secret: keep the (immutable) step itself rather than copying it
+        unchanged = all(value == getattr(step, name) for name, value in update.items())
+        steps.append(step if unchanged else step.model_copy(update=update))
     return trajectory.model_copy(
         update={
             "task": redact_text(trajectory.task, secrets),

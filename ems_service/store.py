@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
-from sqlalchemy import Engine, case, delete, func, select, text, update
+from sqlalchemy import Engine, case, delete, func, insert, select, text, update
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, defer, sessionmaker
 
@@ -111,45 +111,45 @@ class Store(IndexFeed):
     ) -> list[int]:
         """Insert new episodes in one transaction; returns their ids in order."""
         now = utcnow()
-        records = [
-            EpisodeRecord(
-                namespace=ep.namespace,
-                trajectory_hash=ep.trajectory_hash,
-                task=ep.task,
-                domain=ep.domain,
-                url_pattern=ep.url_pattern,
-                summary=ep.summary,
-                embed_text=ep.embed_text,
-                success=ep.success,
-                label_source=ep.label_source,
-                status=ep.status,
-                trust=ep.trust,
-                error_patterns=ep.error_patterns,
-                failure_categories=[c.value for c in ep.failure_categories],
-                n_steps=ep.n_steps,
-                actions=ep.actions,
-                steps_brief=ep.steps_brief,
-                intent=ep.intent,
-                verified=ep.verified,
-                agent=ep.agent,
-                model=ep.model,
-                task_id=ep.task_id,
-                source=ep.source,
-                tags=ep.tags,
-                created_at=now,
-                retrieval_count=0,
-                seen_count=1,
-                embedding=np.ascontiguousarray(vec, dtype=np.float32).tobytes(),
-                embedding_model=model_name,
-                embedding_dim=int(vec.shape[0]),
-                trajectory=pack_trajectory(ep.trajectory),
-            )
+        rows = [
+            {
+                "namespace": ep.namespace,
+                "trajectory_hash": ep.trajectory_hash,
+                "task": ep.task,
+                "domain": ep.domain,
+                "url_pattern": ep.url_pattern,
+                "summary": ep.summary,
+                "embed_text": ep.embed_text,
+                "success": ep.success,
+                "label_source": ep.label_source,
+                "status": ep.status,
+                "trust": ep.trust,
+                "error_patterns": ep.error_patterns,
+                "failure_categories": [c.value for c in ep.failure_categories],
+                "n_steps": ep.n_steps,
+                "actions": ep.actions,
+                "steps_brief": ep.steps_brief,
+                "intent": ep.intent,
+                "verified": ep.verified,
+                "agent": ep.agent,
+                "model": ep.model,
+                "task_id": ep.task_id,
+                "source": ep.source,
+                "tags": ep.tags,
+                "created_at": now,
+                "retrieval_count": 0,
+                "seen_count": 1,
+                "embedding": np.ascontiguousarray(vec, dtype=np.float32).tobytes(),
+                "embedding_model": model_name,
+                "embedding_dim": int(vec.shape[0]),
+                "trajectory": pack_trajectory(ep.trajectory),
+            }
             for ep, vec in zip(episodes, vectors, strict=True)
         ]
         with self.session() as s:
-            s.add_all(records)
-            s.flush()
-            return [r.id for r in records]
+            # one multi-row INSERT ... RETURNING (ids in parameter order), not the unit of work per object
+            stmt = insert(EpisodeRecord).returning(EpisodeRecord.id, sort_by_parameter_order=True)
+            return list(s.scalars(stmt, rows))
 
     def get(self, namespace: str, episode_id: int) -> EpisodeRecord | None:
         with self.session() as s:
