@@ -44,6 +44,15 @@ class Evidence(BaseModel):
     summary: str
 
 
+class Reason(BaseModel):
+    """One feature's part in the failure risk (for developers; never shown to the agent)."""
+
+    feature: str
+    value: float
+    weight: float
+    contribution: float
+
+
 class SystemMessage(BaseModel):
     role: str = "system"
     content: str
@@ -62,18 +71,17 @@ class Guidance(BaseModel):
     failure_categories: list[str]
     evidence: list[Evidence]
     system_message: SystemMessage | None
+    reasons: list[Reason] = Field(default_factory=list, description="features behind the risk (developers only)")
+    signals: list[str] = Field(default_factory=list, description="what the run itself shows: repeat, stall, errors, "
+                               "struggle, wall:consent|login|captcha|not_found|empty_results")
+    plan: list[str] = Field(default_factory=list, description="next steps of a success on the same site, in words")
     _suggested_norm: str | None = PrivateAttr(default=None)
-    _reasons: list[tuple[str, float]] = PrivateAttr(default_factory=list)
     _source: str = PrivateAttr(default="template")
 
     @property
     def suggested_norm(self) -> str | None:
         """The normalized form (verb + target) of the suggested action, for evaluation."""
         return self._suggested_norm
-
-    @property
-    def reasons(self) -> list[tuple[str, float]]:
-        return self._reasons
 
     @property
     def source(self) -> str:

@@ -33,6 +33,16 @@ DEFAULT_WEIGHTS = {
 }
 DEFAULT_BIAS = -2.2
 
+# The direction each feature's words claim: +1 "more of it means more risk", -1 less risk, 0 neutral words.
+# A fitted weight against its direction is dropped (set to 0 and the rest refitted), so no reason ever reads
+# "recent steps failed" for a run whose steps did not fail.
+SIGNS = {
+    "recent_error_rate": 1, "error_streak": 1, "max_repeat": 1, "loop": 1, "url_stall": 1, "none_actions": 1,
+    "reward_max": -1, "no_reward_progress": 1, "step_ratio": 0, "nb_fail_rate": 1, "nb_best_sim": 0,
+    "pattern_match": 1, "category_match": 1, "task_complexity": 0, "struggle": 1, "renavigate": 0,
+    "scroll_share": 0, "nb_agent_fail_rate": 1, "success_path": -1, "failure_path": 1,
+}
+
 _LABELS = {
     "recent_error_rate": "recent steps failed",
     "error_streak": "consecutive failed steps",
@@ -42,16 +52,16 @@ _LABELS = {
     "none_actions": "actions that found no element",
     "reward_max": "progress made",
     "no_reward_progress": "no progress in the last steps",
-    "step_ratio": "more steps than similar successes needed",
+    "step_ratio": "steps used relative to similar successes",
     "nb_fail_rate": "similar past runs mostly failed",
     "nb_best_sim": "similarity of the closest past run",
     "pattern_match": "errors that similar failed runs also hit",
     "category_match": "a failure category seen in similar failed runs",
-    "task_complexity": "a long, constrained task",
+    "task_complexity": "words in the task",
     "struggle": "the agent's own words say it is stuck",
-    "renavigate": "restarting navigation or search",
-    "scroll_share": "scrolling around",
-    "nb_agent_fail_rate": "this agent failed on similar tasks",
+    "renavigate": "share of navigation or search steps",
+    "scroll_share": "share of scroll steps",
+    "nb_agent_fail_rate": "the same agent's outcomes on similar tasks",
     "success_path": "on the path of a similar success",
     "failure_path": "on the path of a similar failure",
 }
@@ -80,11 +90,26 @@ class RiskModel:
         }
 
     def score(self, features: dict[str, float]) -> tuple[float, list[tuple[str, float]]]:
-        """Risk in [0, 1] and the features that pushed it up, largest first."""
+        """Risk in [0, 1] and the features that pushed it up, largest first.
+
+        A feature counts as a reason only when its value lies on the side its words name (a signed feature
+        above its mean, or below it for a protective one), never for the absence of what it describes.
+        """
         parts = self._z(features)
         risk = float(_sigmoid(self.bias + sum(parts.values())))
-        reasons = sorted(((n, c) for n, c in parts.items() if c > 0.05), key=lambda x: -x[1])
+        reasons = sorted(((n, c) for n, c in parts.items() if c > 0.05 and self._agrees(n, features.get(n, 0.0))),
+                         key=lambda x: -x[1])
         return risk, reasons
+
+    def _agrees(self, name: str, value: float) -> bool:
+        sign = SIGNS.get(name, 0)
+        return sign == 0 or sign * (value - self.mean.get(name, 0.0)) > 0
+
+    def reasons(self, features: dict[str, float], limit: int = 6) -> list[dict[str, float | str]]:
+        """The reasons of `score` as (feature, value, weight, contribution) records."""
+        _, top = self.score(features)
+        return [{"feature": n, "value": round(features.get(n, 0.0), 4), "weight": round(self.weights.get(n, 0.0), 4),
+                 "contribution": round(c, 4)} for n, c in top[:limit]]
 
     def to_dict(self) -> dict:
         return {"weights": self.weights, "bias": self.bias, "mean": self.mean, "scale": self.scale, "kind": self.kind,
@@ -115,6 +140,32 @@ def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 5.0, 
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    active = np.ones(z.shape[1], dtype=bool)
+    signs = np.array([0] + [SIGNS.get(n, 0) for n in FEATURES])
+    for _ in range(len(FEATURES)):  # drop features whose fitted sign contradicts their words, refit the rest
+        w = _newton(z[:, active], y, l2, iterations)
+        full = np.zeros(z.shape[1])
+        full[active] = w
+        wrong = (signs * full < 0) & active
+        if not wrong.any():
+            break
+        active &= ~wrong
+    w = full
+    model = RiskModel(
+        weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
+        bias=float(w[0]),
+        mean={n: float(v) for n, v in zip(FEATURES, mean, strict=True)},
+        scale={n: float(v) for n, v in zip(FEATURES, scale, strict=True)},
+        kind="fitted",
+    )
+    if healthy_budget is not None:
+        healthy = _sigmoid(z[y == 0] @ w)
+        model.threshold = float(np.quantile(healthy, 1 - healthy_budget)) if len(healthy) else None
+    return model
+
+
+def _newton(z: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> np.ndarray:
+    """L2-regularized logistic regression by Newton's method; column 0 is the (unregularized) bias."""
     w = np.zeros(z.shape[1])
     w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
     reg = np.eye(z.shape[1]) * l2
@@ -127,17 +178,7 @@ def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 5.0, 
         w -= step
         if np.abs(step).max() < 1e-8:
             break
-    model = RiskModel(
-        weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
-        bias=float(w[0]),
-        mean={n: float(v) for n, v in zip(FEATURES, mean, strict=True)},
-        scale={n: float(v) for n, v in zip(FEATURES, scale, strict=True)},
-        kind="fitted",
-    )
-    if healthy_budget is not None:
-        healthy = _sigmoid(z[y == 0] @ w)
-        model.threshold = float(np.quantile(healthy, 1 - healthy_budget)) if len(healthy) else None
-    return model
+    return w
 
 
 def log_loss(probabilities: list[float], labels: list[int]) -> float:

@@ -15,10 +15,18 @@ from condenser.patterns import (
     normalize_error,
 )
 from condenser.redact import redact_text, redact_trajectory
+from condenser.sites import registrable_domain
 from condenser.summary import embed_text, summarize, url_pattern
+from condenser.tasks import SAME_TEMPLATE, derive_task_id, normalize_task, task_template, template_similarity
 
 __all__ = [
     "INTENTS",
+    "SAME_TEMPLATE",
+    "derive_task_id",
+    "normalize_task",
+    "registrable_domain",
+    "task_template",
+    "template_similarity",
     "VERIFIED_SOURCES",
     "LessonCandidate",
     "classify_intent",

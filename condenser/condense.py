@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 from condenser.intent import classify_intent
 from condenser.models import Episode, Trajectory, domain_of
-from condenser.patterns import describe_action, error_patterns, failure_categories, normalize_action
+from condenser.patterns import describe_action, error_patterns, failure_categories, normalize_action, normalize_error
 from condenser.redact import redact_trajectory
 from condenser.summary import embed_text, summarize, url_pattern
+from condenser.tasks import derive_task_id
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def condense(
         verified=is_verified(clean.outcome.label_source, clean.outcome.verified),
         agent=clean.agent,
         model=clean.model,
-        task_id=clean.task_id,
+        task_id=clean.task_id or derive_task_id(clean.task),
         source=clean.source,
         tags=clean.tags,
         trajectory=clean,
@@ -100,7 +101,8 @@ def steps_brief(trajectory: Trajectory) -> list[dict]:
     """Per step what the coach needs at request time: normalized action, description, url, failed."""
     return [
         {"norm": normalize_action(s.action), "desc": describe_action(s.action, s.thought), "url": s.url,
-         "failed": s.failed, "reward": s.reward}
+         "failed": s.failed, "reward": s.reward, "action": s.action[:200],
+         **({"error": normalize_error(s.error)[:160]} if s.error else {})}
         for s in trajectory.steps
     ]
 

@@ -93,7 +93,8 @@ class CoachService:
         vector = self.memory.embed_query(namespace, self.memory.query_text(trajectory=run))
         t1 = time.perf_counter()
         hits = self.memory.search_vector(namespace=namespace, vector=vector, k=k, domain=domain,
-                                         exclude_task_id=exclude_task_id, prefer_domain=run.domain)
+                                         exclude_task_id=exclude_task_id, prefer_domain=run.domain,
+                                         prefer_task=run.task)
         if timings is not None:
             timings.embed += (t1 - t0) * 1000
             timings.search += (time.perf_counter() - t1) * 1000
@@ -204,7 +205,7 @@ class CoachService:
             vectors = self.memory.embedder.embed([self.memory.query_text(trajectory=run) for run, _ in runs])
             for (run, record), vector in zip(runs, vectors, strict=True):
                 hits = self.memory.search_vector(namespace=namespace, vector=vector, k=k + 10, touch=False,
-                                                 prefer_domain=run.domain)
+                                                 prefer_domain=run.domain, prefer_task=run.task)
                 nbs = [to_neighbour(h) for h in hits if h.record.id != record.id and h.record.task != record.task][:k]
                 samples.append((run_features(run, nbs, min_similarity=min_sim), int(record.success is False), record.id))
             if progress:

@@ -18,16 +18,20 @@ from pathlib import Path
 import numpy as np
 
 from coach import CoachConfig, Neighbour, PartialRun, RiskModel, advise, fit, next_action, run_features, seed_heuristic
+from coach.rank import pool_size, rank
 from condenser import Episode, Trajectory, condense, embed_text, normalize_action
 from ems_service.dataset import read_jsonl
 from ems_service.embeddings import Embedder
+from ems_service.evaluation import advice as advice_checks
 from ems_service.evaluation.metrics import brier, calibration_bins, mrr, precision_at_k, roc_auc, roc_curve
+from ems_service.evaluation.templates import template_retrieval
 from ems_service.feed import IndexRow
 from ems_service.index import NamespaceIndex
 
 logger = logging.getLogger(__name__)
 
 FIXED_T = (3, 5, 10)
+ADVICE_T = (5, 8)  # the coach is asked after steps 5 and 8, as an agent's loop would
 FRACTIONS = (0.25, 0.5, 0.75)
 MEMORY_FRACTIONS = (0.1, 0.25, 0.5, 1.0)
 SEED_HIGH, SEED_MODERATE = 0.6, 0.3
@@ -100,9 +104,13 @@ class _Memory:
                                  items[i].success, items[i].task_key) for i in members])
 
     def neighbours(self, query: np.ndarray, item: Item, k: int) -> list[Neighbour]:
+        """As the coach retrieves: a pool by vector (own site preferred), re-ranked by template, top k."""
+        hits = self.index.search_preferring_domain(query, pool_size(k), domain=item.trajectory.domain,
+                                                   boost=self.boost, exclude_task_id=item.task_key)
+        hits = rank(item.trajectory.task, item.trajectory.domain, hits, domain_boost=self.boost,
+                    key=lambda h: (h.score, self.items[h.id].trajectory.task, self.items[h.id].episode.domain))[:k]
         out = []
-        for hit in self.index.search_preferring_domain(query, k, domain=item.trajectory.domain, boost=self.boost,
-                                                       exclude_task_id=item.task_key):
+        for hit in hits:
             ep = self.items[hit.id].episode
             out.append(Neighbour(id=hit.id, similarity=hit.score, success=ep.success, domain=ep.domain, task=ep.task,
                                  summary=ep.summary, trust=ep.trust, n_steps=ep.n_steps,
@@ -166,7 +174,9 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
                    for t in range(1, min(len(it.trajectory.steps), config.max_next_action_steps + 1))]
     half = {i: max(1, len(it.trajectory.steps) // 2) for i, it in enumerate(items)}
     texts = [it.episode.embed_text for it in items] + [_query_text(items[i], half[i]) for i in range(len(items))]
+    advice_points = [(i, t) for i, it in enumerate(items) for t in ADVICE_T if len(it.trajectory.steps) > t]
     texts += [_query_text(items[i], t) for i, t, _ in risk_points] + [_query_text(items[i], t) for i, t in next_points]
+    texts += [_query_text(items[i], t) for i, t in advice_points]
     vectors.prepare(texts, progress)
 
     memory = _Memory(items, list(range(len(items))), vectors, config.domain_boost)
@@ -181,19 +191,26 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
                             for name in names}
     risk = _risk(items, risk_points, memory, vectors, config, names, progress)
     nxt = _next_action(items, next_points, memory, vectors, config, names, progress)
+    advice = _advice(items, advice_points, memory, vectors, config, names, risk["models"], progress)
 
     files_out: dict[str, dict] = {}
     for name in names + ["pooled"]:
         r = retrieval[name] if name in retrieval else {}
         files_out[name] = {
-            **r, **risk["summary"][name], **nxt[name],
+            **r, **risk["summary"][name], **nxt[name], **advice["summary"][name],
             "episodes": sum(1 for it in items if name in (it.file, "pooled")),
         }
     keys = ["p1_domain", "p5_domain", "mrr_domain", "p5_family", "auc_t3", "auc_t5", "auc_t10", "auc_t5_seed",
             "auc_t5_no_memory", "brier_t5", "next_action_coverage", "next_action_precision",
-            "next_action_precision_frequency", "intervene_precision", "intervene_recall", "healthy_interrupted"]
+            "next_action_precision_frequency", "intervene_precision", "intervene_recall", "healthy_interrupted",
+            "auc_t5_served", "advice_internals", "advice_grounded", "advice_foreign", "advice_most_common",
+            "advice_distinct", "advice_with_action_or_error", "looping_warned", "scroll_repeats_interrupted",
+            "walls_named",
+            "advice_healthy_interrupted"]
+    templates = template_retrieval(embedder)
     seconds = round(time.perf_counter() - started, 1)
     headline = {k: _mean([files_out[n].get(k) for n in names]) for k in keys}
+    headline["template_p5_webarena"] = templates.get("p5_coach")
     headline["episodes"] = len(items)
     headline["seconds"] = seconds
     for name in names:
@@ -205,6 +222,9 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
         "pooled": files_out["pooled"],
         "details": {n: files_out[n] for n in names},
         "memory_curve": curve,
+        "messages": advice["messages"],
+        "template_retrieval": templates,
+        "served_model": risk["served"],
         "risk_curves": risk["curves"],
         "rejected_lines": rejected,
         "config": {"seed": config.seed, "k": config.k, "folds": config.folds,
@@ -255,9 +275,18 @@ def _risk(items, points, memory, vectors, config, names, progress) -> dict:
             progress("risk features", n + 1, len(points))
     summary: dict[str, dict] = {}
     curves: dict[str, dict] = {}
+    models: dict[tuple[str, int], RiskModel] = {}
+    # what `webcoach calibrate` serves for a namespace holding all these files: one fit on every sample
+    train = [s for s in samples if s["label"] in {f"t{t}" for t in FIXED_T}]
+    try:
+        served = fit([s["features"] for s in train], [s["y"] for s in train], healthy_budget=config.healthy_budget)
+    except ValueError:
+        served = RiskModel()
     for scope in names + ["pooled"]:
         scoped = [s for s in samples if scope in (s["file"], "pooled")]
         scores = _cross_validated(scoped, config, "features")
+        for s in scoped:
+            models[(scope, s["fold"])] = s["models"]["features"]
         nomem = _cross_validated(scoped, config, "features_nomem")
         out: dict[str, float | None] = {}
         for label in [f"t{t}" for t in FIXED_T] + [f"f{int(f * 100)}" for f in FRACTIONS]:
@@ -273,6 +302,7 @@ def _risk(items, points, memory, vectors, config, names, progress) -> dict:
             out[f"failure_rate_{label}"] = _round(float(np.mean(y))) if y else None
         t5 = [j for j, s in enumerate(scoped) if s["label"] == "t5"]
         y5 = [scoped[j]["y"] for j in t5]
+        out["auc_t5_served"] = _round(roc_auc([served.score(scoped[j]["features"])[0] for j in t5], y5))
         out.update(_interventions(scoped, t5, scores, config))
         curves[scope] = {
             "roc": {"coach": roc_curve([scores[j] for j in t5], y5) if len(set(y5)) > 1 else None,
@@ -281,7 +311,10 @@ def _risk(items, points, memory, vectors, config, names, progress) -> dict:
             "calibration": calibration_bins([scores[j] for j in t5], y5),
         }
         summary[scope] = out
-    return {"summary": summary, "curves": curves}
+    served_info = {"kind": served.kind, "threshold": served.threshold,
+                   "weights": {n: round(w, 4) for n, w in served.weights.items()},
+                   "dropped_for_sign": [n for n, w in served.weights.items() if w == 0.0]}
+    return {"summary": summary, "curves": curves, "models": models, "served": served_info}
 
 
 def _cross_validated(samples: list[dict], config: EvalConfig, key: str) -> list[float]:
@@ -367,3 +400,44 @@ def _next_action(items, points, memory, vectors, config, names, progress) -> dic
                 _round(c[prefix + "freq_hit"] / c[prefix + "freq_spoke"]) if c[prefix + "freq_spoke"] else None)
         out[scope] = row
     return out
+
+
+def _advice(items, points, memory, vectors, config, names, models, progress) -> dict:
+    """The coach asked after steps 5 and 8 of every run, as the agent would be; each message checked."""
+    typed: dict[int, list[str]] = {}
+    per: dict[str, list[dict]] = defaultdict(list)
+    candidates: dict[str, list[tuple[str, int, int, dict]]] = {"failing": [], "healthy": []}
+    for n, (i, t) in enumerate(points):
+        it = items[i]
+        run = _prefix(it, t)
+        nbs = memory.neighbours(vectors[_query_text(it, t)], it, config.k)
+        for nb in nbs:
+            if nb.id not in typed:
+                typed[nb.id] = advice_checks.typed_values(items[nb.id].trajectory.actions)
+        model = models.get((it.file, _fold(it.task_key, config.folds, config.seed)))
+        g = advise(run, nbs, risk_model=model, config=config.coach)
+        rec = advice_checks.record(g, run, nbs, typed, it.success)
+        per[it.file].append(rec)
+        per["pooled"].append(rec)
+        if g.intervene and it.success is not None:
+            candidates["healthy" if it.success else "failing"].append((it.file, i, t, rec))
+        if progress and n % 200 == 0:
+            progress("advice", n + 1, len(points))
+    messages = []
+    for kind, pool in candidates.items():
+        by_file: dict[str, list] = defaultdict(list)
+        for c in pool:
+            by_file[c[0]].append(c)
+        picked: list = []
+        ordered = [sorted(v, key=lambda c: hashlib.sha256(f"{c[1]}:{c[2]}".encode()).hexdigest()) for v in by_file.values()]
+        while len(picked) < 5 and any(ordered):  # round-robin over files, a deterministic shuffle within each
+            for lst in ordered:
+                if lst and len(picked) < 5:
+                    picked.append(lst.pop(0))
+        for file, i, t, rec in picked:
+            it = items[i]
+            messages.append({"kind": kind, "file": file, "task": it.trajectory.task, "domain": it.episode.domain,
+                             "after_step": t, "last_actions": [s.action for s in it.trajectory.steps[max(0, t - 3):t]],
+                             "system_message": rec["text"]})
+    return {"summary": {name: advice_checks.summarize_advice(per.get(name, [])) for name in names + ["pooled"]},
+            "messages": messages}

@@ -67,8 +67,44 @@ def markdown(report: dict) -> str:
                    [[s, tag or "targeted", d[s].get(f"next_action_points{tag}"), d[s].get(f"next_action_coverage{tag}"),
                      d[s].get(f"next_action_precision{tag}"), d[s].get(f"next_action_coverage_frequency{tag}"),
                      d[s].get(f"next_action_precision_frequency{tag}")] for s in scopes for tag in ("", "_all")]), "",
-            "Plots: roc_t5.png, calibration_t5.png, p5_memory.png."]
+            "## Advice: what the agent reads (coach asked after steps 5 and 8)", "",
+            "internals = share of interventions showing scores, feature words or identity; grounded = naming the "
+            "run's own site, a label it acted on, a page it was on, or its repeated action; foreign = carrying an "
+            "element id, coordinate, another site's host or a value typed by a retrieved run; most common = share "
+            "of the most frequent message; looping = runs whose last three actions are identical; walls = a "
+            "consent, login or captcha wall visible in the last step; scroll repeats = the last three actions are the same "
+            "scroll (reading down a page; not counted as looping).", "",
+            _table(["scope", "prefixes", "interventions", "internals", "grounded", "foreign", "most common",
+                    "distinct", "with action/error", "looping runs", "looping warned", "scroll repeats",
+                    "scroll repeats interrupted", "walls", "walls named", "healthy interrupted"],
+                   [[s, d[s].get("advice_prefixes"), d[s].get("advice_interventions"), d[s].get("advice_internals"),
+                     d[s].get("advice_grounded"), d[s].get("advice_foreign"), d[s].get("advice_most_common"),
+                     d[s].get("advice_distinct"), d[s].get("advice_with_action_or_error"), d[s].get("looping_runs"),
+                     d[s].get("looping_warned"), d[s].get("scroll_repeats"), d[s].get("scroll_repeats_interrupted"),
+                     d[s].get("walls_in_view"), d[s].get("walls_named"),
+                     d[s].get("advice_healthy_interrupted")] for s in scopes]), "",
+            "## Template retrieval on the WebArena task list (webarena-verified)", "",
+            _template_line(report.get("template_retrieval") or {}), "",
+            "## Risk model that `webcoach calibrate` would serve (one fit on every file)", "",
+            "AUC after step 5 per file with that model: "
+            + ", ".join(f"{s} {_fmt(d[s].get('auc_t5_served'))}" for s in report["files"])
+            + f". Features dropped because their fitted sign contradicted their words: "
+            f"{', '.join((report.get('served_model') or {}).get('dropped_for_sign', [])) or 'none'}.", "",
+            "## Ten system messages, verbatim (five failing, five healthy dev runs)", ""]
+    for m in report.get("messages", []):
+        out += [f"**{m['kind']}** · {m['file']} · {m['domain']} · after step {m['after_step']} · task: {m['task'][:160]}",
+                "", "last actions: " + " / ".join(f"`{a[:60]}`" for a in m["last_actions"]), "", "```",
+                m["system_message"], "```", ""]
+    out += ["Plots: roc_t5.png, calibration_t5.png, p5_memory.png."]
     return "\n".join(out) + "\n"
+
+
+def _template_line(t: dict) -> str:
+    if not t.get("available"):
+        return f"not measured: {t.get('reason', 'no task list')}"
+    return (f"{t['tasks']} tasks, {t['templates']} templates, {t['queries']} queries (templates with 2+ tasks). "
+            f"P@5 same template: coach ranking {t['p5_coach']:.3f}, plain vector kNN {t['p5_vector_knn']:.3f}, "
+            f"achievable {t['p5_achievable']:.3f}.")
 
 
 def plots(report: dict, out: Path) -> list[Path]:

@@ -16,7 +16,7 @@ GOOD = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "Press ENT
         "SELECT: 2 people [combobox] Party size", "CLICK [button] Find a table", "CLICK [button] 7:00 PM"]
 BAD = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "click[44]", "click[44]", "click[44]", "click[44]"]
 GUIDANCE_KEYS = {"intervene", "failure_risk", "confidence", "advice", "suggested_action", "rationale",
-                 "error_to_avoid", "failure_categories", "evidence", "system_message"}
+                 "error_to_avoid", "failure_categories", "evidence", "system_message", "reasons", "signals", "plan"}
 
 
 def episode(actions, success, *, task=TASK, task_id=None, errors=None) -> dict:
@@ -51,7 +51,12 @@ def test_coach_guidance_shape_and_timing(seeded):
     g = r.json()
     assert set(g) == GUIDANCE_KEYS
     assert g["intervene"] is True
-    assert g["system_message"]["role"] == "system" and "episode" in g["system_message"]["content"]
+    content = g["system_message"]["content"]
+    assert g["system_message"]["role"] == "system"
+    for internal in ("risk", "similarity", "episode", "0.", "[4", "weight"):
+        assert internal not in content.lower(), internal  # the agent reads the coach's words, not its internals
+    assert g["reasons"] and {"feature", "value", "weight", "contribution"} == set(g["reasons"][0])
+    assert g["signals"] == ["errors"] and "2 of your last 3 actions failed" in g["advice"]
     assert g["evidence"] and {"episode_id", "similarity", "success", "domain", "task", "summary"} == set(g["evidence"][0])
     assert "element_not_found" in g["failure_categories"] or g["error_to_avoid"]
     timing = r.headers["server-timing"]
@@ -63,10 +68,15 @@ def test_coach_guidance_shape_and_timing(seeded):
 def test_coach_is_silent_on_a_healthy_run_and_without_similar_evidence(seeded):
     g = seeded.post("/v1/coach", json={"trajectory": partial(GOOD[:3])}).json()
     assert g["intervene"] is False and g["system_message"] is None and g["evidence"]
-    far = partial(["click[1]", "click[1]", "click[1]", "click[1]"], task="Renew a fishing licence in Ontario")
+    far = partial(["click[1]", "click[2]", "click[3]", "click[4]"], task="Renew a fishing licence in Ontario")
     far["start_url"] = "https://www.ontario.ca"
     g = seeded.post("/v1/coach", json={"trajectory": far}).json()
     assert g["intervene"] is False
+    # what the run itself shows is said even with no similar episode, with a confidence of its own
+    far["steps"] = [{"action": "click[1]", "url": "https://www.ontario.ca/page/fishing"}] * 4
+    g = seeded.post("/v1/coach", json={"trajectory": far}).json()
+    assert g["intervene"] is True and g["signals"] == ["repeat"] and g["confidence"] >= 0.6
+    assert "4 times on /page/fishing" in g["system_message"]["content"]
 
 
 def test_coach_excludes_task_id_and_other_namespaces(seeded):
@@ -91,16 +101,19 @@ def test_session_flow_cooldown_finish_and_restart(seeded, make_client, settings)
     r = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [
         {"action": "click[44]", "error": "Element [61] not found in the page"},
         {"action": "click[44]", "error": "Element [62] not found in the page"}]}).json()
-    assert r["guidance"] and r["guidance"]["intervene"]
-    # the same advice is not repeated within the cooldown
+    assert r["guidance"] and r["guidance"]["intervene"] and r["guidance"]["signals"] == ["errors"]
+    # a third identical failure is news (a repeat): said once, then not again within the cooldown
     r2 = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [
         {"action": "click[44]", "error": "Element [63] not found in the page"}]}).json()
-    assert r2["guidance"] is None
+    assert r2["guidance"] and r2["guidance"]["signals"] == ["repeat"]
+    r3 = seeded.post(f"/v1/sessions/{sid}/steps", json={"steps": [
+        {"action": "click[44]", "error": "Element [64] not found in the page"}]}).json()
+    assert r3["guidance"] is None
     coaching = seeded.get(f"/v1/sessions/{sid}/coaching").json()
     assert set(coaching) == GUIDANCE_KEYS and coaching["failure_risk"] >= 0.4
 
     with make_client(settings) as again:  # a second process on the same database: the session survives
-        assert again.get(f"/v1/sessions/{sid}").json()["n_steps"] == 5
+        assert again.get(f"/v1/sessions/{sid}").json()["n_steps"] == 6
         fin = again.post(f"/v1/sessions/{sid}/finish", json={"outcome": {"success": False, "label_source": "judge"}})
         assert fin.status_code == 200, fin.text
         episode_id = fin.json()["episode_id"]

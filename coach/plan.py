@@ -1,0 +1,122 @@
+"""Memory advice: what worked on the run's own site (a short plan in words) and where similar runs went wrong.
+
+Only episodes of the run's own registrable domain are used: another site's steps name controls this page
+does not have. Runs of the same task template come first. Every step passes `coach.words.step_words`, so no
+element id, coordinate, foreign typed value, answer or off-site address reaches the agent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coach.align import match_point
+from coach.models import Neighbour, PartialRun
+from coach.words import error_class, site, step_words
+from condenser import SAME_TEMPLATE, registrable_domain, template_similarity
+
+MAX_PLAN_STEPS = 4
+MIN_MATCH = 0.45
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The next steps of a successful run on the same site, in words."""
+
+    steps: list[str]
+    norms: list[str]
+    episode_id: int
+    same_template: bool
+
+
+@dataclass(frozen=True)
+class FailurePoint:
+    """Where similar runs on the same site went wrong, in words."""
+
+    words: str
+    episode_id: int
+    same_template: bool
+
+
+def on_site(neighbours: list[Neighbour], domain: str | None) -> list[Neighbour]:
+    """Neighbours of the run's own registrable domain."""
+    if not domain:
+        return []
+    own = registrable_domain(domain)
+    return [n for n in neighbours if n.domain and registrable_domain(n.domain) == own]
+
+
+def _ranked(run: PartialRun, neighbours: list[Neighbour]) -> list[tuple[bool, float, Neighbour]]:
+    out = []
+    for n in neighbours:
+        tsim = template_similarity(run.task, n.task)
+        out.append((tsim >= SAME_TEMPLATE, n.similarity + tsim, n))
+    return sorted(out, key=lambda x: (-x[0], -x[1], x[2].id))
+
+
+def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity: float) -> Plan | None:
+    """The next 1-4 steps of the best-matching verified success on the run's site, from where the run stands."""
+    own = [n for n in on_site(neighbours, run.domain) if n.success is True and n.verified and n.steps_brief]
+    t = len(run.steps)
+    for template, _, n in _ranked(run, own):
+        if n.similarity < min_similarity and not template:
+            continue
+        j, score = match_point(run, n.steps_brief)
+        if run.steps and score < MIN_MATCH:
+            if not template:
+                continue
+            j = min(t, len(n.steps_brief)) - 1  # same template, no matching action: align by position
+        steps, norms = [], []
+        for step in n.steps_brief[j + 1:]:
+            words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
+                               domain=run.domain, url=step.get("url"), other_task=n.task)
+            if step.get("norm", "").startswith("answer"):
+                break
+            if words and words not in steps and words not in {"scroll", "go back", "go forward"}:
+                steps.append(words)
+                norms.append(step.get("norm", ""))
+            if len(steps) >= MAX_PLAN_STEPS:
+                break
+        if steps:
+            return Plan(steps, norms, n.id, template)
+    return None
+
+
+_CATEGORY_WORDS = {
+    "step_limit": "ran out of steps: go straight for the goal and use the site's search rather than browsing menus",
+    "loop": "got stuck repeating the same actions: when an action does not change the page, switch approach at once",
+    "wrong_answer": "ended with a wrong answer: check the result against every condition of the task before you "
+                    "answer",
+    "captcha_or_bot_wall": "were stopped by a captcha or bot check: if one appears, reach the page another way "
+                           "instead of retrying",
+    "login_wall": "were stopped by a sign-in page: prefer pages and flows that need no account",
+    "consent_or_overlay": "were blocked by a cookie banner or pop-up: close it first",
+    "timeout": "timed out waiting for pages: act on what is loaded instead of reloading",
+}
+
+
+def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarity: float) -> FailurePoint | None:
+    """The step at which the closest failed run on the run's site went wrong (or how it ended), in words."""
+    own = [n for n in on_site(neighbours, run.domain) if n.success is False]
+    name = site(run.domain)
+    if not name:
+        return None
+    for template, _, n in _ranked(run, own):
+        if n.similarity < min_similarity and not template:
+            continue
+        who = "a run of the same task" if template else "a similar run"
+        brief = n.steps_brief or []
+        start = max(0, match_point(run, brief)[0]) if brief and run.steps else 0
+        for step in brief[start:]:
+            if not (step.get("failed") or step.get("norm") == "none"):
+                continue
+            words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
+                               domain=run.domain, url=step.get("url"), other_task=n.task)
+            if not words:
+                continue
+            problem = error_class(step.get("error")) if step.get("error") else "an element that was not found"
+            return FailurePoint(f"On {name}, {who} went wrong when it tried to {words}: it hit {problem}. Plan "
+                                "another way for that step.", n.id, template)
+        for category in n.failure_categories:
+            if category in _CATEGORY_WORDS:
+                return FailurePoint(f"On {name}, {who} {_CATEGORY_WORDS[category]}.", n.id, template)
+    return None

@@ -1,0 +1,287 @@
+"""What the run itself shows, with no memory: repeated actions, stalls, failing steps and walls.
+
+Each finding is a `Signal`: a kind, a confidence of its own, and a short message for the agent built only
+from whitelisted fragments of the run (`coach.words`). Paging and scrolling that change the URL or the page
+are progress, never a loop.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from coach.models import PartialRun
+from coach.words import action_label, clean, error_class, label, page, site
+from condenser import Step, action_target, action_verb, describe_action, domain_of
+
+_PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
+                     r"|see more|view more|month|week|year|day)\b|[›»>]{1,2}|^\s*\d+\s*$", re.I)
+_STRUGGLE = re.compile(
+    r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't)|unable to|cannot find|can't find"
+    r"|couldn't find|could not find|not working|didn't work|did not work|doesn't seem|nothing happened|no change"
+    r"|stuck|same page|again|keeps? (?:failing|showing|returning)|not responding)\b", re.I)
+
+WALLS: dict[str, dict[str, re.Pattern[str]]] = {
+    "consent": {
+        "url": re.compile(r"(?:^|[./])consent\.|/consent|cookie-?(?:policy|consent|settings)|gdpr", re.I),
+        "text": re.compile(r"accept (?:all )?cookies|we use cookies|cookie (?:settings|preferences|banner|consent|notice)"
+                           r"|manage (?:consent|cookies)|consent (?:dialog|banner|popup|form)|before you continue to"
+                           r"|reject all|cookie wall", re.I),
+    },
+    "login": {
+        "url": re.compile(r"/(?:log-?in|sign-?in|signin|ap/signin|auth(?:enticate)?|account/login|sso|session/new)"
+                          r"(?:[/?#.]|$)", re.I),
+        "text": re.compile(r"sign in to continue|please (?:log|sign) ?in|log ?in required|sign ?in required"
+                           r"|you must (?:be )?(?:log|sign)(?:ged)? ?in|login wall|requires? (?:a )?(?:login|sign ?in|account)"
+                           r"|enter your password", re.I),
+    },
+    "captcha": {
+        "url": re.compile(r"captcha|/challenge|/sorry/|validatecaptcha|cdn-cgi/challenge", re.I),
+        "text": re.compile(r"captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|unusual traffic"
+                           r"|bot (?:check|detection)|press (?:and|&) hold|security check", re.I),
+    },
+    "not_found": {
+        "url": re.compile(r"/404(?:[/?#.]|$)|/not-?found|/error(?:[/?#.]|$)", re.I),
+        "text": re.compile(r"\b404\b|page (?:not found|does not exist|cannot be found|isn't available)"
+                           r"|this page (?:doesn't|does not) exist", re.I),
+    },
+    "empty_results": {
+        "url": re.compile(r"$^"),
+        "text": re.compile(r"\bno (?:results|matches|items|products|flights|hotels|listings) (?:found|match|were found)"
+                           r"|\b0 (?:results|matches|items)\b|did not match any|returned no results|nothing (?:was )?found"
+                           r"|no results for|we couldn't find (?:any|anything)|found no (?:results|matches)", re.I),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One finding about the run: its kind, how sure we are, and what the agent reads."""
+
+    kind: str
+    confidence: float
+    message: str
+    facts: dict[str, object] = field(default_factory=dict)
+
+
+def _raw(step: Step) -> str:
+    return " ".join(step.action.lower().split())
+
+
+def _target(step: Step) -> str | None:
+    """The visible label of what a step acted on: from the action text, else from the agent's own thought."""
+    direct = action_label(step.action)
+    if direct:
+        return direct
+    desc = describe_action(step.action, step.thought)
+    m = re.search(r"labeled '([^']{1,60})'", desc)
+    return label(m.group(1)) if m else None
+
+
+def _changed(a: Step, b: Step) -> bool | None:
+    """Did the page change between two steps? None when the run does not say (no url, no observation)."""
+    known = False
+    if a.url and b.url:
+        known = True
+        if a.url != b.url:
+            return True
+    if a.observation and b.observation:
+        known = True
+        if clean(a.observation)[:2000] != clean(b.observation)[:2000]:
+            return True
+    if a.reward is not None and b.reward is not None:
+        known = True
+        if b.reward > a.reward:
+            return True
+    return False if known else None
+
+
+def _verb_phrase(verb: str, n: int) -> str:
+    past = {"click": "clicked", "type": "typed", "search": "searched for", "select": "selected", "navigate": "opened",
+            "press": "pressed", "hover": "hovered over", "scroll": "scrolled", "back": "gone back", "drag": "dragged"}
+    return f"{past.get(verb, 'repeated')}"
+
+
+def _repeat(run: PartialRun) -> Signal | None:
+    steps = run.steps
+    if len(steps) < 3:
+        return None
+    last = _raw(steps[-1])
+    streak = 1
+    for s in reversed(steps[:-1]):
+        if _raw(s) != last:
+            break
+        streak += 1
+    verb = action_verb(steps[-1].action)
+    tail = steps[-streak:]
+    if streak < 3:
+        # the same action three times in the last five steps, nothing else changed
+        recent = steps[-5:]
+        same = [s for s in recent if _raw(s) == last]
+        if len(same) < 3 or verb in {"scroll", "wait", "back"}:
+            return None
+        tail = same
+    changes = [_changed(a, b) for a, b in zip(tail, tail[1:], strict=False)]
+    target = _target(steps[-1])
+    paging = bool(target and _PAGING.search(target)) or bool(_PAGING.search(action_target(steps[-1].action) or ""))
+    if any(c is True for c in changes) and (paging or verb in {"scroll", "wait"}):
+        return None  # paging or scrolling through changing pages: progress
+    if verb in {"scroll", "wait"} and (streak < 6 if all(c is None for c in changes) else streak < 4):
+        return None
+    errors = [error_class(s.error) for s in tail if s.error]
+    n = len(tail)
+    where = page(steps[-1].url, run.domain)
+    coords = re.search(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+", steps[-1].action)
+    what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click" else "the same element")
+    if verb in {"type", "search"}:
+        what = "the same text" + (f" into '{target}'" if target and verb == "type" else "")
+    if verb in {"scroll", "back", "wait"}:
+        what = ""
+    sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
+    if where:
+        sentence += f" on {where}"
+    if errors and len(errors) == n and len(set(errors)) == 1:
+        sentence += f" and got {errors[0]} each time"
+    elif all(c is False for c in changes) and changes:
+        sentence += " and the page did not change"
+    sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None) + "."
+    confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
+    return Signal("repeat", round(confidence, 2), sentence,
+                  {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None})
+
+
+def _remedy(verb: str, error: str | None) -> str:
+    if error in {"an element that was not found", "an element that is not visible", "an element that no longer exists"}:
+        return ("the element is not where you expect; scroll to it or find it by its visible text, use the site's "
+                "search, or go back one page")
+    if error == "another element covering the target":
+        return "something covers it (a banner, pop-up or dialog); close or accept that first"
+    if error == "a disabled element":
+        return "it stays disabled until a required choice is made; fill in or select the missing option first"
+    if error == "a timeout":
+        return "wait for the page to finish loading once, then act on what it shows"
+    if verb in {"type", "search"}:
+        return ("check whether the field already holds the text, then submit it (press Enter or click the search or "
+                "submit button) instead of typing again")
+    if verb == "navigate":
+        return "the address does not lead where you need; reach the page through the site's menu or search instead"
+    if verb == "scroll":
+        return "the content you need is not further down; use the site's search, filters or menu"
+    return "pick a different element (another link or button), or reach the goal another way, e.g. the site's search"
+
+
+def _stall(run: PartialRun) -> Signal | None:
+    steps = run.steps
+    if len(steps) < 6 or not steps[-1].url:
+        return None
+    n = 1
+    for a, b in zip(reversed(steps[:-1]), reversed(steps[1:]), strict=False):
+        if a.url != b.url:
+            break
+        n += 1
+    if n < 6:
+        return None
+    tail = steps[-n:]
+    failed = sum(1 for s in tail if s.failed or action_verb(s.action) == "none")
+    if failed < 2 and not any(_STRUGGLE.search(s.thought or "") for s in tail[-3:]):
+        return None
+    where = page(steps[-1].url, run.domain) or "the same page"
+    target = _target(steps[-1])
+    last = f" (last: {action_verb(steps[-1].action)} '{target}')" if target else ""
+    failures = f", and {failed} of those actions failed" if failed else ""
+    return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2),
+                  f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}. "
+                  "Step back: look for another way to the goal (the site's search, menu or a different link) rather "
+                  "than the same control.", {"page": where, "steps": n, "failed": failed})
+
+
+def _errors(run: PartialRun) -> Signal | None:
+    recent = run.steps[-3:]
+    failed = [s for s in recent if s.error or (s.reward is not None and s.reward < 0) or action_verb(s.action) == "none"]
+    if len(failed) < 2 or not (run.steps[-1].error or action_verb(run.steps[-1].action) == "none"):
+        return None
+    classes = [error_class(s.error) if s.error else "an element that was not found" for s in failed]
+    main = classes[-1]
+    verb = action_verb(run.steps[-1].action)
+    return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
+                  f"{len(failed)} of your last {len(recent)} actions failed, the last with {main}. "
+                  f"Change approach: {_remedy(verb, main)}.", {"failed": len(failed), "error": main})
+
+
+_WALL_WORDS = {
+    "consent": "A cookie or consent dialog is in the way{on}. Click its accept or reject button once (such as "
+               "'Accept all' or 'Reject all'), then carry on with the task.",
+    "login": "{Site} is asking you to sign in{at}. Your task gives no login details, so do not guess them: look "
+             "for a way that needs no account (guest checkout, public pages, the site's search), or report that "
+             "the task needs a login.",
+    "login_given": "{Site} is asking you to sign in{at}: use the login details your task gives, once; if they "
+                   "are refused, report it rather than retrying.",
+    "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
+               "back and reach the page another way (the site's own search or menu), or report that the site "
+               "blocks automated access.",
+    "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
+                 "guessed address.",
+    "empty_results": "The search{on} found nothing. Search again with fewer or more general words (drop filters, "
+                     "dates and exact phrases), check the spelling, or browse the category from the menu.",
+}
+
+
+def _walls(run: PartialRun) -> list[Signal]:
+    steps = run.steps
+    if not steps:
+        return []
+    last = steps[-1]
+    prev = steps[-2] if len(steps) > 1 else None
+    out = []
+    name = site(run.domain) or site(domain_of(last.url)) or "the site"
+    for kind, patterns in WALLS.items():
+        in_url = bool(last.url and patterns["url"].search(last.url))
+        hard = [t for t in (last.observation, last.error) if t]
+        in_page = any(patterns["text"].search(clean(t)[:5000]) for t in hard)
+        in_words = bool(last.thought and patterns["text"].search(clean(last.thought)))
+        before = bool(prev and (
+            (prev.url and patterns["url"].search(prev.url))
+            or any(patterns["text"].search(clean(t)[:5000]) for t in (prev.observation, prev.error, prev.thought) if t)))
+        if kind == "consent" and (last.error and error_class(last.error) == "another element covering the target"
+                                  and in_page):
+            in_page = True
+        # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption
+        if not (in_url or (in_page and (before or last.failed or kind in {"captcha", "not_found"}))
+                or (in_words and before)):
+            continue
+        if kind == "empty_results" and not (in_page or in_words):
+            continue
+        at = page(last.url, run.domain)
+        key = kind
+        if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
+                                         run.task, re.I):
+            key = "login_given"
+        message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name,
+                                          Site=name[:1].upper() + name[1:])
+        confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
+        out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at}))
+    return out
+
+
+def _struggle(run: PartialRun) -> Signal | None:
+    recent = run.steps[-3:]
+    hits = sum(1 for s in recent if s.thought and _STRUGGLE.search(clean(s.thought)))
+    if len(recent) < 3 or hits < 2:
+        return None
+    where = page(run.steps[-1].url, run.domain)
+    target = _target(run.steps[-1])
+    did = f" ({action_verb(run.steps[-1].action)} '{target}')" if target else ""
+    return Signal("struggle", 0.55,
+                  f"Your own notes say the last steps{did}{' on ' + where if where else ''} are not working. Stop and "
+                  "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
+                  "filters) instead of retrying the same control.", {"notes": hits})
+
+
+def run_signals(run: PartialRun) -> list[Signal]:
+    """Everything the run itself shows, strongest first."""
+    found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
+    found += _walls(run)
+    kinds = {s.kind for s in found}
+    if "repeat" in kinds:  # the repeat message already names the errors and the page
+        found = [s for s in found if s.kind not in {"errors", "stall"}]
+    return sorted(found, key=lambda s: -s.confidence)
