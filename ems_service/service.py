@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from coach.rank import pool_size, rank
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
 from condenser.redact import redact_task_and_actions, redact_text
 from ems_service.config import Settings
@@ -263,24 +264,31 @@ class MemoryService:
         min_similarity: float | None = None,
         touch: bool = True,
         prefer_domain: str | None = None,
+        prefer_task: str | None = None,
     ) -> list[SearchHit]:
         """Nearest stored episodes of `vector`, filtered, with their rows.
 
-        `prefer_domain` ranks that site's episodes up by EMS_COACH__DOMAIN_BOOST (the coach's retrieval).
+        `prefer_domain` ranks that site's episodes up by EMS_COACH__DOMAIN_BOOST, and `prefer_task` ranks runs
+        of the same task template above those (coach.rank, over a wider pool): the coach's retrieval.
         """
         if k > self.settings.limits.max_k:
             raise LimitExceeded(f"k={k} exceeds the limit {self.settings.limits.max_k} (EMS_LIMITS__MAX_K)")
         dom = domain_of(domain) or domain.lower() if domain else None
         index = self.vectors.namespace(namespace)
+        boost = self.settings.coach.domain_boost
+        wanted = pool_size(k) if prefer_task else k
         if prefer_domain and dom is None:
-            hits = index.search_preferring_domain(vector, k, domain=prefer_domain, boost=self.settings.coach.domain_boost,
+            hits = index.search_preferring_domain(vector, wanted, domain=prefer_domain, boost=boost,
                                                   exclude_task_id=exclude_task_id, success=success)
         else:
-            hits = index.search(vector, k, domain=dom, success=success, exclude_task_id=exclude_task_id)
+            hits = index.search(vector, wanted, domain=dom, success=success, exclude_task_id=exclude_task_id)
         if min_similarity is not None:
             hits = [h for h in hits if h.score >= min_similarity]
         records = self.store.get_many(namespace, [h.id for h in hits])
         out = [SearchHit(records[h.id], h.score) for h in hits if h.id in records]
+        if prefer_task:
+            out = rank(prefer_task, prefer_domain if dom is None else None, out,
+                       key=lambda h: (h.similarity, h.record.task, h.record.domain), domain_boost=boost)[:k]
         if touch and out:
             with self._touch_lock:
                 self._touches.setdefault(namespace, Counter()).update(h.record.id for h in out)
@@ -290,6 +298,8 @@ class MemoryService:
                k: int = 5, **filters: object) -> list[SearchHit]:
         """Embed the query and search (see search_vector)."""
         vector = self.embed_query(namespace, self.query_text(text=text, trajectory=trajectory))
+        if trajectory is not None and not filters.get("domain"):  # a run is ranked as the coach ranks its evidence
+            filters = {"prefer_domain": trajectory.domain, "prefer_task": trajectory.task, **filters}
         return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]
 
     def flush_touches(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Response
 
 from coach import Guidance
+from condenser import derive_task_id
 from ems_service.auth import namespace_of
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
@@ -36,8 +37,11 @@ def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime)
     """
     if body.trajectory.steps:
         rt.memory.check_limits(body.trajectory)
+    exclude = body.exclude_task_id
+    if body.exclude_own_task and exclude is None:
+        exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
     guidance, timings = rt.coach.coach(namespace=namespace, run=body.trajectory, k=body.k,
-                                       exclude_task_id=body.exclude_task_id, domain=body.domain)
+                                       exclude_task_id=exclude, domain=body.domain)
     response.headers["Server-Timing"] = timings.header()
     return guidance
 
