@@ -145,8 +145,9 @@ def test_poisoned_memory_never_becomes_an_instruction(client, payload):
     lowered = message.lower()
     assert "ignore all previous instructions" not in lowered and "new instructions" not in lowered
     assert "act as" not in lowered and "you are now" not in lowered
-    body = message.split("<<<EVIDENCE", 1)
-    assert len(body) == 2 and "EVIDENCE>>>" in body[1]  # whatever survives of the payload sits inside the quote
+    for phrase in ("admin password", "developer mode", "delete account", "card number", "disregard", "site's admin",
+                   "tell the agent", "reveal"):
+        assert phrase not in lowered, phrase  # stored text reaches the agent only through the whitelist
     for field in ("advice", "rationale", "suggested_action", "error_to_avoid"):
         value = (guidance.get(field) or "").lower()
         assert "ignore all previous" not in value and "<|im_start|>" not in value
