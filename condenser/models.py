@@ -8,7 +8,7 @@ from enum import StrEnum
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, field_validator, model_validator
 
 
 class FailureCategory(StrEnum):
@@ -33,13 +33,27 @@ Source = Literal["self", "seed", "import"]
 _STRICT = ConfigDict(extra="ignore", allow_inf_nan=False, str_strip_whitespace=False)
 
 
+def _not_text(value: object) -> bool:
+    """True for a string no database can store as text: NUL, or a lone surrogate (not valid Unicode)."""
+    if not isinstance(value, str):
+        return False
+    if "\x00" in value:
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def reject_nul(cls: type, data: Any) -> Any:  # noqa: ARG001 - a model validator
-    """NUL (U+0000) is never text a browser shows, and PostgreSQL cannot store it: refuse it up front."""
+    """NUL (U+0000) is never text a browser shows and PostgreSQL cannot store it; a lone surrogate ("\\udfff")
+    is not Unicode text at all (it broke every later read of its row): refuse both up front."""
     if isinstance(data, dict):
         for key, value in data.items():
-            values = value.values() if isinstance(value, dict) else [value]
-            if any(isinstance(v, str) and "\x00" in v for v in values):
-                raise ValueError(f"{key}: NUL characters (\\u0000) are not allowed in text")
+            values = [*value.keys(), *value.values()] if isinstance(value, dict) else [value]
+            if _not_text(key) or any(_not_text(v) for v in values):
+                raise ValueError(f"{key}: NUL characters (\\u0000) and lone surrogates are not allowed in text")
     return data
 
 
@@ -67,7 +81,7 @@ class Step(BaseModel):
     thought: str | None = None
     action: str
     error: str | None = None
-    reward: float | None = None
+    reward: StrictFloat | None = None  # strict: "0.5" is not a number
     ts: datetime | None = None
 
     _no_nul = model_validator(mode="before")(reject_nul)
@@ -96,10 +110,10 @@ class Outcome(BaseModel):
     """How a run ended and who said so."""
 
     model_config = _STRICT
-    success: bool | None = None
+    success: StrictBool | None = None  # strict: "yes" is not true
     label_source: LabelSource = "self_report"
     status: str | None = None
-    verified: bool = False
+    verified: StrictBool = False
 
 
 def domain_of(url: str | None) -> str | None:

@@ -58,8 +58,6 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if request.scope.get("state", {}).get("body_too_large"):
-            return error_response(request, 413, "LimitExceeded", "request body too large (EMS_LIMITS__MAX_BODY_BYTES)")
         if exc.status_code == 400 and "parsing the body" in str(exc.detail):
             return error_response(request, 400, "MalformedJSON", "request body could not be parsed: send UTF-8 JSON")
         names = {404: "NotFound", 405: "MethodNotAllowed", 400: "BadRequest"}
@@ -72,10 +70,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
 
 _ERRORS = {
-    400: "malformed request (not JSON, not UTF-8)", 401: "missing or unknown API key",
-    403: "the key may not do this (admin routes)", 404: "no such resource in this namespace",
+    400: "malformed request (not JSON, not UTF-8, a bad cursor, more than one credential)",
+    401: "missing or unknown API key",
+    403: "the key's role may not do this (admin and verifier routes, a verified label)",
+    404: "no such resource in this namespace",
     409: "conflict with the stored state", 413: "a named limit was exceeded (EMS_LIMITS__*)",
+    415: "the body is not JSON (Content-Type) or is compressed (Content-Encoding)",
     422: "the request is well-formed JSON but invalid (which field, and why)",
+    429: "too many unknown API keys from this address (EMS_LIMITS__MAX_AUTH_FAILURES)",
     503: "not ready, or the database is unavailable (retry later)",
 }
 
@@ -121,7 +123,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(coach.router)
     app.include_router(memory.router)
     app.include_router(admin.router)
-    app.add_middleware(RequestContext, max_body_bytes=settings.limits.max_body_bytes)
+    app.add_middleware(RequestContext, limits=settings.limits)
     app.state.settings = settings
     return app
 

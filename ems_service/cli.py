@@ -80,10 +80,18 @@ def _keyring():  # noqa: ANN202 - ems_service.keys.KeyRing
 
 @keys_app.command("create")
 def keys_create(namespace: str = typer.Option(..., help="the namespace this key grants"),
-                admin: bool = typer.Option(False, help="an admin key also manages keys")) -> None:
+                role: str = typer.Option("writer", help="admin (also manages keys), writer (posts runs), or "
+                                                         "verifier (may also vouch for outcomes, promote lessons)"),
+                admin: bool = typer.Option(False, help="the same as --role admin")) -> None:
     """Create a key; the key is printed alone on the last line (it is not stored, only its hash)."""
-    info, key = _keyring().create(namespace=namespace, admin=admin)
-    typer.echo(f"created key {info.id} for namespace {info.namespace}{' (admin)' if admin else ''}")
+    from ems_service.errors import EMSError
+
+    try:
+        info, key = _keyring().create(namespace=namespace, role=role, admin=admin)
+    except EMSError as exc:
+        console.print(f"[red]{exc.detail}[/red]")
+        raise typer.Exit(2) from exc
+    typer.echo(f"created key {info.id} for namespace {info.namespace} (role {info.role})")
     typer.echo(key)
 
 
@@ -118,7 +126,7 @@ def serve(
     host = host or settings.host
     port = port or settings.port
     if settings.admin_key is not None:
-        _keyring().ensure(settings.admin_key.get_secret_value(), namespace="default", admin=True)
+        _keyring().ensure(settings.admin_key.get_secret_value(), namespace="default", role="admin")
     if _keyring().list():
         logger.info("serving on http://%s:%d with API keys (one namespace per key); data in %s", host, port,
                     settings.data_dir)

@@ -41,15 +41,30 @@ class EmbedderSettings(BaseModel):
 
 
 class LimitSettings(BaseModel):
-    """Input limits, enforced with a 4xx that names the limit."""
+    """Input limits, enforced with a 413 that names the limit (`EMS_LIMITS__<NAME>`). Every string a request carries
+    falls under one of them; the `le` bounds are the database columns the values are stored in (PostgreSQL would
+    refuse a longer one, SQLite would store it)."""
 
-    max_body_bytes: int = Field(5_000_000, ge=1024)
-    max_steps: int = Field(500, ge=1)
-    max_field_chars: int = Field(20_000, ge=16)
-    max_task_chars: int = Field(2_000, ge=16)
+    max_body_bytes: int = Field(5_000_000, ge=1024, description="request body; also a session's stored run")
+    max_steps: int = Field(500, ge=1, description="steps per trajectory or session")
+    max_field_chars: int = Field(20_000, ge=16, description="a step's observation, thought, action, error; a search "
+                                                          "text; any other free text")
+    max_task_chars: int = Field(2_000, ge=16, description="a task")
+    max_url_chars: int = Field(2_048, ge=16, description="a url (start_url, a step's url, /v1/experience?url=)")
+    max_name_chars: int = Field(255, ge=16, le=255, description="agent, model, task_id, domain, intent, tag keys, "
+                                                              "session ids, event types")
+    max_label_chars: int = Field(64, ge=8, le=64, description="an outcome status, a lesson's failed command")
+    max_tag_chars: int = Field(1_000, ge=16, description="a tag value")
+    max_tags: int = Field(64, ge=1, description="tags per run")
+    max_lesson_chars: int = Field(2_000, ge=16, description="a lesson's text and error")
+    max_item_chars: int = Field(1_000, ge=16, description="one selector, hint, blocker or anti-pattern of the facts")
+    max_items: int = Field(1_000, ge=1, description="items per facts list, in a request and in the merged entry")
     max_k: int = Field(100, ge=1)
     max_batch: int = Field(500, ge=1)
     max_page: int = Field(500, ge=1)
+    max_auth_failures: int = Field(20, ge=1, description="unknown keys one client address may send per window; "
+                                                         "more are answered 429 without a lookup")
+    auth_failure_window_s: float = Field(60.0, gt=0, description="the window of max_auth_failures")
 
 
 class CoachSettings(BaseModel):

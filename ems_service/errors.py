@@ -61,3 +61,9 @@ class EmbedderUnavailable(EMSError):
 
 class DimensionMismatch(EMSError):
     status_code = 500
+
+
+class UnsupportedMediaType(EMSError):
+    """A body that is not JSON (Content-Type), or one compressed in a way the service does not read."""
+
+    status_code = 415

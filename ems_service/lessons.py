@@ -9,7 +9,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, delete, or_, select
 from sqlalchemy.orm import Session
 
-from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error
+from coach import sanitize
+from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error, redact_text
+from ems_service.errors import NotFound, ValidationFailed
 from ems_service.store import Store, aware, utcnow
 from ems_service.tables import LessonRecord
 
@@ -31,6 +33,15 @@ TIER1_LIMIT = 10
 
 def _matches_domain(lesson_domain: str | None, domain: str) -> bool:
     return bool(lesson_domain) and (domain == lesson_domain or domain.endswith("." + lesson_domain))
+
+
+def instruction_markup(text: str | None) -> bool:
+    """True when `text` holds what the coach strips from quoted evidence: role markers (`<|im_start|>`, `[INST]`,
+    `<system>`, `SYSTEM:` lines, `### Instruction`) or instruction phrases ("ignore previous instructions", "you
+    are now", "act as"). Tier 1 goes into agents' system prompts verbatim, so such text never gets there."""
+    if not text:
+        return False
+    return sanitize(text, limit=len(text) + 1).count("[removed]") > text.count("[removed]")
 
 
 class LessonService:
@@ -118,32 +129,55 @@ class LessonService:
                 and len(row.triggered_domains) >= PROMOTE_DOMAINS and row.domain is None and not row.generic)
 
     def add(self, namespace: str, *, lesson: str, category: str, domain: str | None = None,
-            failed_command: str | None = None, error: str | None = None) -> LessonRecord:
-        """A lesson written by an operator (e.g. a site-specific one)."""
+            failed_command: str | None = None, error: str | None = None, approved: bool = False) -> LessonRecord:
+        """A lesson written by hand, checked like a stored run: role markup or instruction phrases are refused
+        (422), secrets are redacted. Unless `approved` (a verifier or admin wrote it) it stays out of tier 1
+        until `promote`."""
+        for name, value in (("lesson", lesson), ("failed_command", failed_command), ("error", error),
+                            ("domain", domain)):
+            if instruction_markup(value):
+                raise ValidationFailed(f"{name}: role markup or instruction phrases are not allowed in a lesson "
+                                       "(it may be served to agents' system prompts)")
         self.ensure_seeds(namespace)
         now = utcnow()
         dom = (domain_of(domain) or domain.lower()) if domain else None
-        row = LessonRecord(namespace=namespace, lesson=lesson, category=category, domain=dom,
+        row = LessonRecord(namespace=namespace, lesson=redact_text(lesson), category=category, domain=dom,
                            failed_command=failed_command.lower() if failed_command else None,
-                           error_pattern=normalize_error(error) if error else None, use_count=1, created_at=now,
-                           last_used=now, source="learned", triggered_domains=[dom] if dom else [], recovery=[],
-                           generic=False)
+                           error_pattern=normalize_error(redact_text(error)) if error else None, use_count=1,
+                           created_at=now, last_used=now, source="learned", triggered_domains=[dom] if dom else [],
+                           recovery=[], generic=False, approved=approved)
         with self.store.session() as s:
             s.add(row)
-        self.store.record_event(namespace, "lesson_recorded", {"lesson_id": row.id})
+            s.flush()
+            self.store.add_event(s, namespace, "lesson_recorded", {"lesson_id": row.id, "approved": approved})
+        return row
+
+    def promote(self, namespace: str, *, lesson_id: int) -> LessonRecord:
+        """Approve a hand-added lesson for tier 1 (a verifier's or admin's call)."""
+        with self.store.session() as s:
+            row = s.scalar(select(LessonRecord).where(LessonRecord.namespace == namespace,
+                                                      LessonRecord.id == lesson_id).with_for_update())
+            if row is None:
+                raise NotFound(f"lesson {lesson_id} does not exist in this namespace")
+            if not row.approved:
+                row.approved = True
+                self.store.add_event(s, namespace, "lesson_approved", {"lesson_id": lesson_id})
         return row
 
     # -- reading --------------------------------------------------------------------------------------------
 
     def tier1(self, namespace: str) -> list[LessonRecord]:
-        """At most ten lessons for an agent's system prompt: seeds first, then the most used."""
+        """At most ten lessons for an agent's system prompt: seeds first, then the most used. Only approved
+        lessons, and never one with role markup or instruction phrases (a learned lesson's text comes from
+        agents' actions)."""
         self.ensure_seeds(namespace)
         with self.store.session() as s:
             rows = list(s.scalars(
-                select(LessonRecord).where(LessonRecord.namespace == namespace,
+                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.approved.is_(True),
                                            LessonRecord.category.in_(["best_practice", "tool_fallback"]))
                 .order_by((LessonRecord.source == "seed").desc(), LessonRecord.use_count.desc(), LessonRecord.id)
-                .limit(TIER1_LIMIT)))
+                .limit(TIER1_LIMIT * 5)))
+        rows = [r for r in rows if not instruction_markup(r.lesson)][:TIER1_LIMIT]
         self.store.record_event(namespace, "tier1_loaded", {"count": len(rows)})
         return rows
 

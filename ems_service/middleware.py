@@ -1,33 +1,79 @@
-"""ASGI middleware: request ids and the body-size limit."""
+"""ASGI middleware: request ids, the API key (namespace and role), and what a body must be before any route
+reads it: JSON (415 otherwise), not compressed (415), within the size limit (413), and valid Unicode text without
+NUL (422)."""
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ems_service.auth import OPEN_PATHS, key_from_headers
-from ems_service.errors import EMSError
+from ems_service.auth import OPEN_PATHS, FailureLimiter, Forbidden, TooManyRequests, Unauthorized, key_from_headers
+from ems_service.config import LimitSettings
+from ems_service.errors import EMSError, LimitExceeded, UnsupportedMediaType, ValidationFailed
 from ems_service.logs import request_id_var
+
+_CONTENT_LENGTH = re.compile(rb"[0-9]{1,18}")
+_JSON_TYPE = re.compile(r"application/(?:[a-z0-9.+-]+\+)?json", re.I)
+# a candidate for a NUL or a lone surrogate in a JSON string: `\u0000`, a high surrogate escape not followed by a
+# low one, or a low one not preceded by a high one (an escaped backslash before it is a false alarm that the exact
+# check below clears)
+_SUSPECT = re.compile(
+    rb"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def error_bytes(error: str, detail: str, request_id: str) -> bytes:
     return json.dumps({"error": error, "detail": detail, "request_id": request_id}).encode()
 
 
-class RequestContext:
-    """Assigns a request id (or keeps the caller's X-Request-ID), echoes it, and caps the body size."""
+def _text_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "NUL characters (\\u0000) are not allowed in text"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"a lone surrogate (\\u{ord(value[exc.start]):04x}) is not valid Unicode text"
+    return None
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+
+def bad_text(document: object) -> str | None:
+    """`path: why` for the first string (or object key) of a parsed JSON document that is not valid Unicode text
+    or holds NUL; None when every string is fine. Iterative: a deep document cannot exhaust the stack."""
+    stack: list[tuple[str, object]] = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if (why := _text_problem(value)) is not None:
+                return f"{path or 'body'}: {why}"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if (why := _text_problem(key)) is not None:
+                    return f"{path or 'body'} (an object key): {why}"
+                stack.append((f"{path}.{key}" if path else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}.{i}" if path else str(i), item) for i, item in enumerate(value))
+    return None
+
+
+class RequestContext:
+    """Assigns a request id (or keeps the caller's X-Request-ID), echoes it, resolves the API key, and checks the
+    body before the app sees it."""
+
+    def __init__(self, app: ASGIApp, *, limits: LimitSettings) -> None:
         self.app = app
-        self.max_body_bytes = max_body_bytes
+        self.max_body_bytes = limits.max_body_bytes
+        self.failures = FailureLimiter(max_failures=limits.max_auth_failures, window_s=limits.auth_failure_window_s)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = dict(scope.get("headers") or [])
+        raw_headers = list(scope.get("headers") or [])
+        headers = dict(raw_headers)
         given = headers.get(b"x-request-id", b"").decode("latin-1")[:64]
         request_id = given if given and given.replace("-", "").isalnum() else uuid.uuid4().hex
         token = request_id_var.set(request_id)
@@ -39,76 +85,125 @@ class RequestContext:
                 message["headers"] = list(message["headers"]) + [(b"x-request-id", request_id.encode())]
             await send(message)
 
+        async def refuse(error: EMSError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+            body = error_bytes(error.name, error.detail, request_id)
+            await send_with_id({"type": "http.response.start", "status": error.status_code,
+                                "headers": [(b"content-type", b"application/json"),
+                                            (b"content-length", str(len(body)).encode()), *(extra or [])]})
+            await send_with_id({"type": "http.response.body", "body": body})
+
         try:
-            denied = self._authenticate(scope, headers)
+            denied = self._authenticate(scope, raw_headers)
             if denied is not None:
-                body = error_bytes(denied.name, denied.detail, request_id)
-                await send_with_id({"type": "http.response.start", "status": denied.status_code,
-                                    "headers": [(b"content-type", b"application/json"),
-                                                (b"content-length", str(len(body)).encode()),
-                                                (b"www-authenticate", b"Bearer")]})
-                await send_with_id({"type": "http.response.body", "body": body})
+                extra = [(b"www-authenticate", b"Bearer")] if denied.status_code in (401, 403) else []
+                if isinstance(denied, TooManyRequests):
+                    extra.append((b"retry-after", str(max(1, round(self.failures.window_s))).encode()))
+                await refuse(denied, extra)
                 return
-            length = headers.get(b"content-length")
-            if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
-                await self._reject(send_with_id, request_id)
+            problem = self._check_envelope(scope, raw_headers)
+            if problem is None and int(headers.get(b"content-length", b"0")) > self.max_body_bytes:
+                problem = LimitExceeded(
+                    f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)")
+            if problem is not None:
+                await refuse(problem)
                 return
-            received = 0
+            body, more = await self._read_body(receive)
+            if body is None:
+                await refuse(LimitExceeded(
+                    f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)"))
+                return
+            if body and _SUSPECT.search(body) is not None:
+                try:
+                    why = bad_text(json.loads(body))
+                except (ValueError, RecursionError):
+                    why = None  # not JSON: the route answers 400 MalformedJSON
+                if why is not None:
+                    await refuse(ValidationFailed(why))
+                    return
+            replayed = False
 
-            async def limited_receive() -> Message:
-                nonlocal received
-                message = await receive()
-                if message["type"] == "http.request":
-                    received += len(message.get("body", b""))
-                    if received > self.max_body_bytes:
-                        scope["state"]["body_too_large"] = True
-                        raise _BodyTooLarge
-                return message
+            async def replay() -> Message:
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive() if more else {"type": "http.disconnect"}
 
-            try:
-                await self.app(scope, limited_receive, send_with_id)
-            except _BodyTooLarge:
-                await self._reject(send_with_id, request_id)
+            await self.app(scope, replay, send_with_id)
         finally:
             request_id_var.reset(token)
 
-    @staticmethod
-    def _authenticate(scope: Scope, headers: dict[bytes, bytes]) -> EMSError | None:
-        """Resolve the namespace from the API key; an error to send back, or None to go on."""
-        from ems_service.auth import Forbidden, Unauthorized
-
+    def _authenticate(self, scope: Scope, headers: list[tuple[bytes, bytes]]) -> EMSError | None:
+        """Resolve the namespace and role from the API key; an error to send back, or None to go on."""
         state = scope["state"]
-        state["namespace"], state["admin"] = "default", True
-        if scope.get("path") in OPEN_PATHS:
-            return None
+        state["namespace"], state["role"] = "default", "admin"
         app = scope.get("app")
         runtime = getattr(getattr(app, "state", None), "runtime", None)
-        if runtime is None:
-            return None  # still starting: the route answers 503
         try:
-            if not runtime.keys.enabled():
-                return None  # embedded mode: one `default` namespace, loopback only
             key = key_from_headers(headers)
+            if runtime is None:
+                return None  # still starting: the route answers 503
+            if not runtime.keys.enabled():
+                return None  # embedded mode: one `default` namespace and its one user, loopback only
+            open_path = scope.get("path") in OPEN_PATHS
+            if open_path:
+                state["role"] = "anonymous"  # /healthz and /readyz need no key; a valid admin key shows more
             if key is None:
-                return Unauthorized("missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
+                return None if open_path else Unauthorized(
+                    "missing API key: send `Authorization: Bearer <key>` or `X-API-Key: <key>`")
+            client = (scope.get("client") or ("?", 0))[0]
+            wait = self.failures.blocked(client)
             info = runtime.keys.resolve(key)
         except EMSError as exc:
             return exc
         if info is None:
-            return Unauthorized("unknown API key")
+            if wait:
+                return TooManyRequests(f"too many unknown API keys from this address; retry in {wait:.0f} s "
+                                       "(EMS_LIMITS__MAX_AUTH_FAILURES)")
+            self.failures.failed(client)
+            return None if open_path else Unauthorized("unknown API key")
         if info.revoked:
-            return Forbidden("this API key has been revoked")
-        state["namespace"], state["admin"] = info.namespace, info.admin
+            return None if open_path else Forbidden("this API key has been revoked")
+        state["namespace"], state["role"] = info.namespace, info.role
         return None
 
-    async def _reject(self, send: Send, request_id: str) -> None:
-        body = error_bytes(
-            "LimitExceeded", f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)", request_id
-        )
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
+    @staticmethod
+    def _check_envelope(scope: Scope, headers: list[tuple[bytes, bytes]]) -> EMSError | None:
+        """What can be told from the request line and headers alone: encoding, media type, NUL in the url."""
+        if "\x00" in scope.get("path", "") or b"%00" in scope.get("query_string", b""):
+            return ValidationFailed("url: NUL characters (%00) are not allowed")
+        values: dict[bytes, list[bytes]] = {}
+        for name, value in headers:
+            values.setdefault(name, []).append(value)
+        lengths = values.get(b"content-length", [])
+        if any(_CONTENT_LENGTH.fullmatch(v.strip()) is None for v in lengths) or len(set(lengths)) > 1:
+            return ValidationFailed("content-length must be one non-negative decimal number")
+        encodings = [e.strip().lower() for v in values.get(b"content-encoding", []) for e in v.split(b",")]
+        if any(e not in (b"", b"identity") for e in encodings):
+            return UnsupportedMediaType("Content-Encoding is not supported: send the JSON body uncompressed")
+        has_body = any(int(v) > 0 for v in lengths) or b"transfer-encoding" in values
+        types = values.get(b"content-type", [])
+        if has_body and types:
+            media, _, params = types[-1].decode("latin-1").partition(";")
+            charset = next((p.split("=", 1)[1].strip().strip('"').lower() for p in params.split(";")
+                            if p.strip().lower().startswith("charset=")), "utf-8")
+            if len(types) > 1 or not _JSON_TYPE.fullmatch(media.strip()) or charset not in ("utf-8", "utf8"):
+                return UnsupportedMediaType(f"Content-Type {media.strip()[:60]!r} is not supported: send "
+                                            "`application/json` (UTF-8)")
+        return None
 
-
-class _BodyTooLarge(Exception):
-    pass
+    async def _read_body(self, receive: Receive) -> tuple[bytes | None, bool]:
+        """The whole body (None when it exceeds the limit), and whether the connection may still say more."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(chunks), False  # the client went away: the route sees an empty body
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                return None, False
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks), True

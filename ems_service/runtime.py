@@ -68,6 +68,7 @@ class Runtime:
         summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
         self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors,
                                     summarize_fn=summarize_fn)
+        self.limits = self.memory.limits
         self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
         self.sessions = SessionService(memory=self.memory, coach=self.coach)
         self.metrics = self.memory.metrics
@@ -88,8 +89,9 @@ class Runtime:
         self.vectors.open_all()
         self.lessons.ensure_seeds("default")
         self._prune()
+        self.keys.refresh()
         if self.settings.admin_key is not None:
-            self.keys.ensure(self.settings.admin_key.get_secret_value(), namespace="default", admin=True)
+            self.keys.ensure(self.settings.admin_key.get_secret_value(), namespace="default", role="admin")
         if background:
             self._thread = threading.Thread(target=self._loop, name="ems-maintenance", daemon=True)
             self._thread.start()
@@ -119,6 +121,10 @@ class Runtime:
 
     def _follow_loop(self) -> None:
         while not self._stop.wait(self.settings.replica.follow_every_s):
+            try:
+                self.keys.refresh()  # keys made or revoked by other processes (never on the request path)
+            except Exception:  # noqa: BLE001 - following must survive a passing database outage
+                logger.exception("key table refresh failed")
             try:
                 self.vectors.follow(lookback=self.settings.replica.lookback)
             except Exception:  # noqa: BLE001 - following must survive a passing database outage

@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Path as FastPath
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from coach import Guidance, PartialRun
 from condenser import Outcome, Step, Trajectory
+from ems_service.errors import BadRequest
 from ems_service.tables import EpisodeRecord
 
 EpisodeCreate = Trajectory
-
 
 
 def _utc(value: datetime) -> datetime:
@@ -24,8 +24,28 @@ def _utc(value: datetime) -> datetime:
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 # ids are signed 64-bit in both databases: anything else is a 422 before it reaches SQL
 RowId = Annotated[int, FastPath(ge=1, le=2**63 - 1, description="a row id (1 .. 2^63-1)")]
+MAX_ROW_ID = 2**63 - 1
 
-class IngestResponse(BaseModel):
+
+def parse_cursor(cursor: str | None) -> int | None:
+    """A page cursor: the decimal id of the previous page's last row. ASCII digits only ("²" is a digit to
+    `str.isdigit` but not to `int`), at most 19 of them, within int64; else 400."""
+    if cursor is None:
+        return None
+    if not (0 < len(cursor) <= 19 and cursor.isascii() and cursor.isdigit()) or int(cursor) > MAX_ROW_ID:
+        raise BadRequest("cursor must be the next_cursor value of a previous page")
+    return int(cursor)
+
+
+class Notes(BaseModel):
+    """What the service changed about a write, said in the response (e.g. a writer's verified claim)."""
+
+    label_downgraded: bool = Field(False, description="a verified/judge/human/benchmark label from a writer key "
+                                                      "was stored as an unverified self-report")
+    notes: list[str] = Field(default_factory=list)
+
+
+class IngestResponse(Notes):
     id: int
     deduplicated: bool
 
@@ -36,8 +56,11 @@ class BatchRequest(BaseModel):
 
 
 class BatchItem(BaseModel):
+    """One item's result: `{id, deduplicated, label_downgraded}` or `{error}`; items never affect each other."""
+
     id: int | None = None
     deduplicated: bool | None = None
+    label_downgraded: bool | None = None
     error: str | None = None
 
 
@@ -85,11 +108,11 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     text: str | None = Field(None, min_length=1)
     trajectory: Trajectory | None = None
-    k: int = Field(5, ge=1)
+    k: StrictInt = Field(5, ge=1)
     domain: str | None = None
-    success: bool | None = None
+    success: StrictBool | None = None
     exclude_task_id: str | None = None
-    min_similarity: float | None = Field(None, ge=-1, le=1)
+    min_similarity: StrictFloat | None = Field(None, ge=-1, le=1)
 
     @model_validator(mode="after")
     def _one_query(self) -> SearchRequest:
@@ -129,7 +152,7 @@ class CoachRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     trajectory: PartialRun
-    k: int | None = Field(None, ge=1, description="neighbours to retrieve (default EMS_COACH__K)")
+    k: StrictInt | None = Field(None, ge=1, description="neighbours to retrieve (default EMS_COACH__K)")
     exclude_task_id: str | None = Field(None, description="leave out every run of this task (leakage control)")
     exclude_own_task: bool = Field(False, description="leave out every run of the run's own task: its task_id, or "
                                    "the id derived from its task text when it has none")
@@ -151,6 +174,7 @@ class SessionRead(BaseModel):
 
 
 class StepsAppend(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     steps: list[Step] = Field(min_length=1)
 
 
@@ -161,10 +185,11 @@ class StepsResponse(BaseModel):
 
 
 class FinishRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     outcome: Outcome
 
 
-class FinishResponse(BaseModel):
+class FinishResponse(Notes):
     session_id: str
     episode_id: int
     deduplicated: bool

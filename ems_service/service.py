@@ -14,10 +14,12 @@ import numpy as np
 from coach.rank import pool_size, rank
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
 from condenser.redact import redact_task_and_actions, redact_text
+from ems_service.auth import Forbidden, gate_outcome, may_vouch
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
-from ems_service.errors import EpisodeNotFound, LimitExceeded
+from ems_service.errors import EMSError, EpisodeNotFound, LimitExceeded, ValidationFailed
 from ems_service.feed import IndexRow
+from ems_service.limits import Limits
 from ems_service.store import EpisodeFilter, Store, utcnow
 from ems_service.tables import EpisodeRecord
 from ems_service.vectors import VectorMemory
@@ -29,7 +31,8 @@ logger = logging.getLogger(__name__)
 class IngestResult:
     id: int | None
     deduplicated: bool
-    error: str | None = None
+    error: EMSError | None = None
+    label_downgraded: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,7 @@ class MemoryService:
         self.embedder = embedder
         self.vectors = vectors
         self.summarize_fn = summarize_fn
+        self.limits = Limits(settings.limits)
         self._evict_lock = threading.Lock()
         self._touch_lock = threading.Lock()
         self._query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -69,40 +73,20 @@ class MemoryService:
     # -- validation -----------------------------------------------------------------------------------------
 
     def check_limits(self, trajectory: Trajectory) -> None:
-        """Raise LimitExceeded naming the limit a trajectory breaks."""
-        limits = self.settings.limits
-        if len(trajectory.steps) > limits.max_steps:
-            raise LimitExceeded(
-                f"trajectory has {len(trajectory.steps)} steps; the limit is {limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
-            )
-        if len(trajectory.task) > limits.max_task_chars:
-            raise LimitExceeded(
-                f"task has {len(trajectory.task)} characters; the limit is {limits.max_task_chars} "
-                "(EMS_LIMITS__MAX_TASK_CHARS)"
-            )
-        for i, step in enumerate(trajectory.steps):
-            for name in ("url", "observation", "thought", "action", "error"):
-                value = getattr(step, name)
-                if value is not None and len(value) > limits.max_field_chars:
-                    raise LimitExceeded(
-                        f"steps.{i}.{name} has {len(value)} characters; the limit is {limits.max_field_chars} "
-                        "(EMS_LIMITS__MAX_FIELD_CHARS)"
-                    )
+        """Raise LimitExceeded naming the limit a trajectory breaks (see ems_service.limits)."""
+        self.limits.check(trajectory)
 
     def check_query(self, *, text: str | None, k: int) -> None:
         """Raise LimitExceeded for an oversized query text or k."""
-        limits = self.settings.limits
-        if k > limits.max_k:
-            raise LimitExceeded(f"k={k} exceeds the limit {limits.max_k} (EMS_LIMITS__MAX_K)")
-        if text is not None and len(text) > limits.max_field_chars:
-            raise LimitExceeded(
-                f"text has {len(text)} characters; the limit is {limits.max_field_chars} (EMS_LIMITS__MAX_FIELD_CHARS)"
-            )
+        self.limits.check(text=text, k=k)
 
     # -- ingest ---------------------------------------------------------------------------------------------
 
-    def ingest(self, *, namespace: str, trajectories: list[Trajectory]) -> list[IngestResult]:
-        """Store finished runs (deduplicated), then index them and evict over capacity.
+    def ingest(self, *, namespace: str, trajectories: list[Trajectory], role: str = "admin") -> list[IngestResult]:
+        """Store finished runs (deduplicated), then index them and evict over capacity; one result per run, in
+        order, each with its own error (a run over a limit, or one the database refuses, fails alone).
+
+        A verified claim from a role that may not vouch (a writer) is stored as an unverified self-report.
 
         Condense every run, drop those already stored (or repeated in the batch), embed the new ones in one
         call (the embedder groups them by length), insert them in one transaction, then index them. (Embedding
@@ -110,19 +94,23 @@ class MemoryService:
         """
         results: list[IngestResult | None] = [None] * len(trajectories)
         episodes: list[tuple[int, Episode]] = []
+        downgraded = [False] * len(trajectories)
         for i, trajectory in enumerate(trajectories):
             try:
-                self.check_limits(trajectory)
+                self.limits.check(trajectory)
             except LimitExceeded as exc:
-                results[i] = IngestResult(None, False, exc.detail)
+                results[i] = IngestResult(None, False, exc)
                 continue
+            outcome, downgraded[i] = gate_outcome(trajectory.outcome, role=role)
+            if downgraded[i]:
+                trajectory = trajectory.model_copy(update={"outcome": outcome})
             episodes.append((i, condense(trajectory, namespace=namespace, summarize_fn=self.summarize_fn)))
         existing = self.store.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes]) if episodes else {}
         fresh: dict[str, tuple[list[int], Episode]] = {}
         dup_ids: list[int] = []
         for i, ep in episodes:
             if ep.trajectory_hash in existing:
-                results[i] = IngestResult(existing[ep.trajectory_hash], True)
+                results[i] = IngestResult(existing[ep.trajectory_hash], True, label_downgraded=downgraded[i])
                 dup_ids.append(existing[ep.trajectory_hash])
             elif ep.trajectory_hash in fresh:
                 fresh[ep.trajectory_hash][0].append(i)
@@ -134,14 +122,20 @@ class MemoryService:
             ids = self._insert([ep for _, ep in new], vectors, namespace)
             rows = []
             for (positions, ep), new_id, vec in zip(new, ids, vectors, strict=True):
-                results[positions[0]] = IngestResult(new_id, False)
+                if isinstance(new_id, EMSError):
+                    for pos in positions:
+                        results[pos] = IngestResult(None, False, new_id)
+                    fresh.pop(ep.trajectory_hash)
+                    continue
+                results[positions[0]] = IngestResult(new_id, False, label_downgraded=downgraded[positions[0]])
                 for extra in positions[1:]:
-                    results[extra] = IngestResult(new_id, True)
+                    results[extra] = IngestResult(new_id, True, label_downgraded=downgraded[extra])
                     dup_ids.append(new_id)
                 rows.append(IndexRow(new_id, vec, ep.domain, ep.success, ep.task_id))
-            self.vectors.add(namespace, rows)
+            if rows:
+                self.vectors.add(namespace, rows)
         self.store.bump_seen(namespace, dup_ids)
-        inserted = len(fresh)
+        inserted = len(fresh)  # refused rows were dropped from `fresh`
         self.metrics.ingested.labels(namespace).inc(inserted)
         self.metrics.deduplicated.labels(namespace).inc(len(dup_ids))
         logger.info("ingest %s: %d inserted, %d deduplicated, %d rejected", namespace, inserted, len(dup_ids),
@@ -154,19 +148,23 @@ class MemoryService:
                 hook(namespace, inserted)
         return [r for r in results if r is not None]
 
-    def _insert(self, episodes: list[Episode], vectors: np.ndarray, namespace: str) -> list[int]:
+    def _insert(self, episodes: list[Episode], vectors: np.ndarray, namespace: str) -> list[int | EMSError]:
+        """Ids in order; one multi-row INSERT, or (when a row is refused) one insert per episode, so a refusal
+        becomes that item's error (ValidationFailed) on both databases instead of failing the whole batch."""
         from sqlalchemy.exc import IntegrityError
 
         try:
-            return self.store.insert_episodes(episodes, vectors, self.embedder.name)
-        except IntegrityError:
-            # A concurrent writer stored one of these hashes first: insert one by one, keeping its id.
-            ids = []
+            return list(self.store.insert_episodes(episodes, vectors, self.embedder.name))
+        except (IntegrityError, ValidationFailed):
+            # A concurrent writer stored one of these hashes first (keep its id), or the database refused a value
+            ids: list[int | EMSError] = []
             for ep, vec in zip(episodes, vectors, strict=True):
                 try:
                     ids.extend(self.store.insert_episodes([ep], vec[None, :], self.embedder.name))
                 except IntegrityError:
                     ids.append(self.store.find_by_hashes(namespace, [ep.trajectory_hash])[ep.trajectory_hash])
+                except ValidationFailed as exc:
+                    ids.append(exc)
             return ids
 
     # -- eviction -------------------------------------------------------------------------------------------
@@ -210,20 +208,29 @@ class MemoryService:
         self.vectors.remove(namespace, deleted)
 
     def relabel(self, *, namespace: str, episode_id: int, success: bool | None, label_source: str,
-                verified: bool = False) -> EpisodeRecord:
-        """A later verdict (e.g. a judge contradicting a self-report): relabel, record, re-index the label."""
-        from condenser import is_verified, trust_of
+                verified: bool = False, role: str = "admin") -> tuple[EpisodeRecord, bool]:
+        """A later verdict (e.g. a judge contradicting a self-report): relabel, record, re-index the label.
+
+        Returns the row and whether a writer's verified claim was stored as an unverified self-report. A writer
+        may not overwrite a verified label (403): only a verifier or admin may contradict one.
+        """
+        from condenser import Outcome, is_verified, trust_of
 
         current = self.get(namespace=namespace, episode_id=episode_id)
-        done = self.store.relabel(namespace, episode_id, success=success, label_source=label_source,
-                                  verified=is_verified(label_source, verified),
-                                  trust=trust_of(label_source, current.source))
+        if not may_vouch(role) and is_verified(current.label_source, current.verified):
+            raise Forbidden(f"episode {episode_id} carries a verified label: only a verifier or admin key may "
+                            "change it")
+        outcome, downgraded = gate_outcome(Outcome(success=success, label_source=label_source, verified=verified),
+                                           role=role)
+        done = self.store.relabel(namespace, episode_id, success=outcome.success, label_source=outcome.label_source,
+                                  verified=is_verified(outcome.label_source, outcome.verified),
+                                  trust=trust_of(outcome.label_source, current.source))
         if done is None:
             raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")
         row, _ = done
         vector = np.frombuffer(row.embedding, dtype=np.float32, count=row.embedding_dim)
         self.vectors.add(namespace, [IndexRow(row.id, vector, row.domain, row.success, row.task_id)])
-        return row
+        return row, downgraded
 
     def query_text(self, *, text: str | None = None, trajectory: Trajectory | None = None) -> str:
         """The text embedded for a search: given text, or a (partial) run rendered like an episode; redacted

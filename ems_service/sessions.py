@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import uuid
@@ -54,9 +55,17 @@ class SessionService:
             raise SessionNotFound(f"session {session_id} does not exist in this namespace or has expired")
         return record
 
+    def _check_size(self, trajectory: dict) -> None:
+        """A session's run may not outgrow what one POST /v1/episodes could carry: it could never be finished."""
+        limit = self.settings.limits.max_body_bytes
+        size = len(json.dumps(trajectory, ensure_ascii=False).encode("utf-8"))
+        if size > limit:
+            raise LimitExceeded(f"the session's run would be {size} bytes; the limit is {limit} "
+                                "(EMS_LIMITS__MAX_BODY_BYTES: a finished session is stored like one posted run)")
+
     def start(self, *, namespace: str, run: PartialRun) -> SessionRecord:
         """Open a session for a run (it may already carry its first steps)."""
-        self.memory.check_limits(run.model_copy(update={"steps": run.steps or [Step(action="start")]}))
+        self.memory.limits.check(run)
         now = utcnow()
         run = redact_trajectory(run)  # a live run is stored too: secrets never reach the sessions table
         record = SessionRecord(
@@ -76,12 +85,15 @@ class SessionService:
         return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
 
     def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
-        """Add steps, coach the run so far, remember what was advised (cooldown).
+        """Add steps, coach the run so far, remember what was advised (cooldown). The steps are held to the same
+        limits as a posted run (every field, the step count, the whole run's size), so a session can always be
+        finished.
 
         No database connection is held while coaching (the coach reads with its own): a request holding one
         while waiting for another drained the connection pool under load (32 clients: 30 s stalls). The write
         goes through only if nobody appended meanwhile (another replica); else the append is redone.
         """
+        self.memory.limits.check(steps=steps)
         with self._locked(session_id):
             for _ in range(5):
                 with self.store.session() as s:
@@ -102,6 +114,7 @@ class SessionService:
                 # redacted as a whole: a password typed now is also scrubbed from the earlier steps
                 run = redact_trajectory(PartialRun.model_validate(trajectory))
                 trajectory = run.model_dump(mode="json", exclude_none=True)
+                self._check_size(trajectory)
                 n_steps = len(trajectory["steps"])
                 guidance, _ = self._guide(namespace, run, advice_log)
                 if guidance.intervene:
@@ -125,8 +138,10 @@ class SessionService:
         guidance, _ = self._guide(namespace, PartialRun.model_validate(record.trajectory), record.advice_log)
         return guidance
 
-    def finish(self, *, namespace: str, session_id: str, outcome: Outcome) -> tuple[SessionRecord, IngestResult]:
-        """Condense the finished run into an episode through the normal ingest path (and dedup)."""
+    def finish(self, *, namespace: str, session_id: str, outcome: Outcome,
+               role: str = "admin") -> tuple[SessionRecord, IngestResult]:
+        """Condense the finished run into an episode through the normal ingest path (dedup, limits, and the
+        trust gate: a writer's verified claim is stored as an unverified self-report)."""
         with self._locked(session_id):
             record = self.get(namespace=namespace, session_id=session_id)
             if record.status == "finished":
@@ -135,9 +150,10 @@ class SessionService:
             data = dict(record.trajectory) | {"outcome": outcome.model_dump(mode="json")}
             if not data.get("steps"):
                 raise Conflict("a session without steps cannot be finished into an episode")
-            result = self.memory.ingest(namespace=namespace, trajectories=[Trajectory.model_validate(data)])[0]
+            result = self.memory.ingest(namespace=namespace, trajectories=[Trajectory.model_validate(data)],
+                                        role=role)[0]
             if result.error:
-                raise LimitExceeded(result.error)
+                raise result.error
             with self.store.session() as s:
                 row = self._load(s, namespace, session_id, for_update=True)
                 row.status, row.episode_id, row.updated_at = "finished", result.id, utcnow()

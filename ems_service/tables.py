@@ -8,6 +8,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    CheckConstraint,
     DateTime,
     Float,
     Index,
@@ -18,6 +19,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    true,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -157,6 +159,8 @@ class LessonRecord(Base):
     triggered_domains: Mapped[list] = mapped_column(JSON)
     recovery: Mapped[list] = mapped_column(JSON)
     generic: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    # a hand-added lesson by a writer waits for a verifier or admin before it may enter tier 1
+    approved: Mapped[bool] = mapped_column(Boolean, server_default=true())
 
 
 class FactRecord(Base):
@@ -175,15 +179,16 @@ class FactRecord(Base):
 
 
 class ApiKeyRecord(Base):
-    """An API key: only its sha256 is stored; it grants one namespace (admin keys also manage keys)."""
+    """An API key: only its sha256 is stored; it grants one namespace and one role (admin, writer, verifier)."""
 
     __tablename__ = "api_keys"
-    __table_args__ = (UniqueConstraint("key_hash", name="uq_api_keys_key_hash"),)
+    __table_args__ = (UniqueConstraint("key_hash", name="uq_api_keys_key_hash"),
+                      CheckConstraint("role IN ('admin', 'writer', 'verifier')", name="role"))
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     namespace: Mapped[str] = mapped_column(String(128))
     key_hash: Mapped[str] = mapped_column(String(64))
     prefix: Mapped[str] = mapped_column(String(16))
-    admin: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    role: Mapped[str] = mapped_column(String(16), server_default="writer")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ems_service.auth import require_admin
 from ems_service.routes.deps import runtime
@@ -14,15 +16,18 @@ router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(req
 
 
 class KeyCreate(BaseModel):
-    namespace: str = Field(min_length=1, max_length=128)
-    admin: bool = False
+    model_config = ConfigDict(extra="forbid")
+    namespace: str = Field(min_length=1)
+    role: Literal["admin", "writer", "verifier"] = "writer"
+    admin: StrictBool = Field(False, description="the same as role=admin (kept for older clients)")
 
 
 @router.post("/keys", status_code=201)
 def create_key(body: KeyCreate, rt: Runtime = Depends(runtime)) -> dict:
-    """A new key for a namespace; the key is shown once."""
-    info, key = rt.keys.create(namespace=body.namespace, admin=body.admin)
-    return {"id": info.id, "namespace": info.namespace, "admin": info.admin, "key": key}
+    """A new key for a namespace with a role (writer by default); the key is shown once."""
+    rt.limits.check(body)
+    info, key = rt.keys.create(namespace=body.namespace, role=body.role, admin=body.admin)
+    return {"id": info.id, "namespace": info.namespace, "role": info.role, "admin": info.admin, "key": key}
 
 
 @router.get("/keys")

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Response
 
 from coach import Guidance
 from condenser import derive_task_id
-from ems_service.auth import namespace_of
+from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import (
@@ -35,8 +35,7 @@ def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime)
 
     The `Server-Timing` header splits the time into embed / search / risk / guidance.
     """
-    if body.trajectory.steps:
-        rt.memory.check_limits(body.trajectory)
+    rt.limits.check(body)
     exclude = body.exclude_task_id
     if body.exclude_own_task and exclude is None:
         exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
@@ -56,13 +55,16 @@ def start_session(body: SessionCreate, rt: Runtime = Depends(runtime),
 @router.get("/sessions/{session_id}", response_model=SessionRead)
 def get_session(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SessionRead:
     """A session's state."""
+    rt.limits.check(session_id=session_id)
     return _session(rt.sessions.get(namespace=namespace, session_id=session_id))
 
 
 @router.post("/sessions/{session_id}/steps", response_model=StepsResponse)
 def append_steps(session_id: str, body: StepsAppend, rt: Runtime = Depends(runtime),
                  namespace: str = Depends(namespace_of)) -> StepsResponse:
-    """Append one or more steps; the guidance is returned inline when the coach intervenes."""
+    """Append one or more steps (held to the same limits as a posted run); the guidance is returned inline when
+    the coach intervenes."""
+    rt.limits.check(session_id=session_id)
     record, guidance = rt.sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
     return StepsResponse(session_id=record.id, n_steps=record.n_steps, guidance=guidance if guidance.intervene else None)
 
@@ -70,12 +72,17 @@ def append_steps(session_id: str, body: StepsAppend, rt: Runtime = Depends(runti
 @router.get("/sessions/{session_id}/coaching", response_model=Guidance)
 def coaching(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Guidance:
     """The coaching for the run so far."""
+    rt.limits.check(session_id=session_id)
     return rt.sessions.coaching(namespace=namespace, session_id=session_id)
 
 
 @router.post("/sessions/{session_id}/finish", response_model=FinishResponse)
 def finish(session_id: str, body: FinishRequest, rt: Runtime = Depends(runtime),
-           namespace: str = Depends(namespace_of)) -> FinishResponse:
-    """Finish the run: it is condensed into an episode (same ingest path and dedup), searchable at once."""
-    record, result = rt.sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome)
-    return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated)
+           namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> FinishResponse:
+    """Finish the run: it is condensed into an episode (same ingest path, dedup and trust gate), searchable at
+    once."""
+    rt.limits.check(body, session_id=session_id)
+    record, result = rt.sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome, role=role)
+    return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated,
+                          label_downgraded=result.label_downgraded,
+                          notes=[DOWNGRADE_NOTE] if result.label_downgraded else [])

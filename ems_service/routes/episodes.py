@@ -6,9 +6,9 @@ from fastapi import APIRouter, Depends, Query, Response
 from pydantic import ValidationError
 
 from condenser import Trajectory
-from ems_service.auth import namespace_of
+from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
 from ems_service.dataset import describe_validation_error
-from ems_service.errors import BadRequest, LimitExceeded
+from ems_service.errors import LimitExceeded
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import (
@@ -20,6 +20,7 @@ from ems_service.schemas import (
     EpisodeRead,
     IngestResponse,
     RowId,
+    parse_cursor,
 )
 from ems_service.store import EpisodeFilter, unpack_trajectory
 
@@ -29,25 +30,26 @@ router = APIRouter(prefix="/v1", tags=["episodes"])
 @router.post("/episodes", status_code=201, response_model=IngestResponse,
              responses={200: {"model": IngestResponse, "description": "already stored: the existing id (deduplicated)"}})
 def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtime),
-           namespace: str = Depends(namespace_of)) -> IngestResponse:
-    """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat)."""
-    rt.memory.check_limits(body)
-    result = rt.memory.ingest(namespace=namespace, trajectories=[body])[0]
+           namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> IngestResponse:
+    """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat).
+    A writer key's verified claim is stored as an unverified self-report (`label_downgraded: true`)."""
+    rt.limits.check(body)
+    result = rt.memory.ingest(namespace=namespace, trajectories=[body], role=role)[0]
     if result.error:
-        raise LimitExceeded(result.error)
+        raise result.error
     if result.deduplicated:
         response.status_code = 200
-    return IngestResponse(id=result.id, deduplicated=result.deduplicated)
+    return IngestResponse(id=result.id, deduplicated=result.deduplicated, label_downgraded=result.label_downgraded,
+                          notes=[DOWNGRADE_NOTE] if result.label_downgraded else [])
 
 
 @router.post("/episodes:batch", response_model=BatchResponse)
 def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
-                 namespace: str = Depends(namespace_of)) -> BatchResponse:
-    """Store many trajectories (embedded in one batch); one bad item does not sink the others."""
-    if len(body.episodes) > rt.settings.limits.max_batch:
-        raise LimitExceeded(
-            f"batch has {len(body.episodes)} episodes; the limit is {rt.settings.limits.max_batch} (EMS_LIMITS__MAX_BATCH)"
-        )
+                 namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> BatchResponse:
+    """Store many trajectories (embedded in one batch), with one result per item, in order: `{id, deduplicated,
+    label_downgraded}` or `{error}`. An item is checked, limited and stored on its own: a bad one never sinks
+    the others, on either database. Only the batch's own limits (body size, item count) refuse it whole."""
+    rt.limits.check(body)
     items: list[BatchItem | None] = [None] * len(body.episodes)
     valid: list[tuple[int, Trajectory]] = []
     for i, raw in enumerate(body.episodes):
@@ -55,9 +57,10 @@ def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
             valid.append((i, Trajectory.model_validate(raw)))
         except ValidationError as exc:
             items[i] = BatchItem(error=describe_validation_error(exc))
-    results = rt.memory.ingest(namespace=namespace, trajectories=[t for _, t in valid])
+    results = rt.memory.ingest(namespace=namespace, trajectories=[t for _, t in valid], role=role)
     for (i, _), res in zip(valid, results, strict=True):
-        items[i] = BatchItem(error=res.error) if res.error else BatchItem(id=res.id, deduplicated=res.deduplicated)
+        items[i] = (BatchItem(error=res.error.detail) if res.error else
+                    BatchItem(id=res.id, deduplicated=res.deduplicated, label_downgraded=res.label_downgraded))
     return BatchResponse(results=[it for it in items if it is not None])
 
 
@@ -83,11 +86,8 @@ def list_episodes(
     """Episodes in id order, filtered, one page at a time."""
     if limit > rt.settings.limits.max_page:
         raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
-    after = None
-    if cursor is not None:
-        if not cursor.isdigit():
-            raise BadRequest("cursor must be the next_cursor value of a previous page")
-        after = int(cursor)
+    after = parse_cursor(cursor)
+    rt.limits.check(domain=domain)
     records = rt.memory.list(namespace=namespace, flt=EpisodeFilter(domain, success, source), cursor=after,
                              limit=limit + 1)
     page = records[:limit]

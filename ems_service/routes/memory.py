@@ -6,14 +6,14 @@ from datetime import datetime
 from typing import Literal
 
 from fastapi import APIRouter, Depends, Query
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from condenser.models import reject_nul
-from ems_service.auth import namespace_of
-from ems_service.errors import BadRequest, LimitExceeded
+from ems_service.auth import DOWNGRADE_NOTE, may_vouch, namespace_of, require_verifier, role_of
+from ems_service.errors import LimitExceeded
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
-from ems_service.schemas import EpisodeRead, RowId, UtcDatetime
+from ems_service.schemas import EpisodeRead, Notes, RowId, UtcDatetime, parse_cursor
 from ems_service.tables import LessonRecord
 
 router = APIRouter(prefix="/v1", tags=["memory"])
@@ -31,10 +31,16 @@ class Lesson(BaseModel):
     last_used: UtcDatetime
     source: str
     triggered_domains: list[str]
+    approved: bool = Field(description="false: a writer's hand-added lesson, kept out of tier 1 until a verifier or "
+                                       "admin promotes it")
 
     @classmethod
     def of(cls, r: LessonRecord) -> Lesson:
         return cls(**{k: getattr(r, k) for k in cls.model_fields})
+
+
+class LessonAdded(Lesson, Notes):
+    pass
 
 
 class LessonList(BaseModel):
@@ -42,8 +48,9 @@ class LessonList(BaseModel):
 
 
 class LessonCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     _no_nul = model_validator(mode="before")(reject_nul)
-    lesson: str = Field(min_length=3, max_length=2000)
+    lesson: str = Field(min_length=3)
     category: Literal["tool_fallback", "best_practice", "error_recovery", "site_specific"] = "site_specific"
     domain: str | None = None
     failed_command: str | None = None
@@ -52,9 +59,9 @@ class LessonCreate(BaseModel):
 
 class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    command: str | None = Field(None, min_length=1, max_length=2000)
-    error: str | None = Field(None, max_length=20000)
-    domain: str | None = Field(None, min_length=1, max_length=255)
+    command: str | None = Field(None, min_length=1)
+    error: str | None = None
+    domain: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _one_kind(self) -> RecallRequest:
@@ -65,8 +72,8 @@ class RecallRequest(BaseModel):
 
 class FactsMerge(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
-    domain: str = Field(min_length=1, max_length=255)
-    intent: str = Field("other", max_length=100)
+    domain: str = Field(min_length=1)
+    intent: str = "other"
     selectors: list[str] = Field(default_factory=list)
     interaction_hints: list[str] = Field(default_factory=list,
                                          validation_alias=AliasChoices("interaction_hints", "interactionHints"))
@@ -74,13 +81,31 @@ class FactsMerge(BaseModel):
                                       validation_alias=AliasChoices("known_blockers", "knownBlockers"))
     anti_patterns: list[str] = Field(default_factory=list,
                                      validation_alias=AliasChoices("anti_patterns", "antiPatterns"))
-    verified: bool = False
+    verified: StrictBool = Field(False, description="lock the entry (a verifier or admin key; a writer's claim is "
+                                                    "stored unverified)")
+
+    _no_nul = model_validator(mode="before")(reject_nul)
+
+
+class FactsRead(Notes):
+    domain: str
+    intent: str
+    verified: bool
+    selectors: list[str]
+    interaction_hints: list[str]
+    known_blockers: list[str]
+    anti_patterns: list[str]
 
 
 class LabelRequest(BaseModel):
-    success: bool | None
+    model_config = ConfigDict(extra="forbid")
+    success: StrictBool | None
     label_source: Literal["self_report", "judge", "human", "benchmark"]
-    verified: bool = False
+    verified: StrictBool = False
+
+
+class Relabelled(EpisodeRead, Notes):
+    pass
 
 
 class Event(BaseModel):
@@ -103,16 +128,30 @@ def lessons(tier: int | None = Query(None, ge=1, le=1, description="1: the tier-
     return LessonList(lessons=[Lesson.of(r) for r in rows])
 
 
-@router.post("/lessons", status_code=201, response_model=Lesson)
-def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Lesson:
-    """Add a lesson by hand (e.g. a site-specific one)."""
-    return Lesson.of(rt.lessons.add(namespace, lesson=body.lesson, category=body.category, domain=body.domain,
-                                    failed_command=body.failed_command, error=body.error))
+@router.post("/lessons", status_code=201, response_model=LessonAdded)
+def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
+               role: str = Depends(role_of)) -> LessonAdded:
+    """Add a lesson by hand (e.g. a site-specific one). It is checked like a stored run (no role markup or
+    instruction phrases: 422; secrets redacted); a writer's lesson stays out of tier 1 until a verifier or admin
+    promotes it."""
+    rt.limits.check(body)
+    row = rt.lessons.add(namespace, lesson=body.lesson, category=body.category, domain=body.domain,
+                         failed_command=body.failed_command, error=body.error, approved=may_vouch(role))
+    notes = [] if row.approved else ["kept out of tier 1 until a verifier or admin key promotes it "
+                                     f"(POST /v1/lessons/{row.id}/promote)"]
+    return LessonAdded(**Lesson.of(row).model_dump(), notes=notes)
+
+
+@router.post("/lessons/{lesson_id}/promote", response_model=Lesson, dependencies=[Depends(require_verifier)])
+def promote_lesson(lesson_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Lesson:
+    """Approve a hand-added lesson for tier 1 (a verifier or admin key)."""
+    return Lesson.of(rt.lessons.promote(namespace, lesson_id=lesson_id))
 
 
 @router.post("/lessons/recall", response_model=LessonList)
 def recall(body: RecallRequest, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> LessonList:
     """Tier 2: lessons for a failed command and its error, or for a site."""
+    rt.limits.check(body)
     if body.domain is not None:
         rows = rt.lessons.recall_domain(namespace, domain=body.domain)
     else:
@@ -121,43 +160,51 @@ def recall(body: RecallRequest, rt: Runtime = Depends(runtime), namespace: str =
 
 
 @router.get("/experience")
-def experience(url: str = Query(..., min_length=1, max_length=2000), intent: str | None = Query(None, max_length=500),
+def experience(url: str = Query(..., min_length=1), intent: str | None = Query(None),
                rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
     """Replay tier for a url and intent: `{tier (P1..P5), confidence, url_pattern, steps, known_blockers, warnings,
-    episodes}` (steps only for P1/P2, from verified successes)."""
+    episodes}` (steps only for P1/P2, from verified successes that stay on the url's own site)."""
+    rt.limits.check(url=url, intent=intent)
     return rt.experience.experience(namespace, url=url, intent=intent)
 
 
-@router.post("/facts")
-def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
+@router.post("/facts", response_model=FactsRead)
+def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
+                role: str = Depends(role_of)) -> FactsRead:
     """Merge selectors, interaction hints, blockers and anti-patterns into a (domain, intent) entry; 409 once the
-    entry is verified."""
+    entry is verified (only a verifier or admin key may verify it)."""
+    rt.limits.check(body)
     facts = {"selectors": body.selectors, "interaction_hints": body.interaction_hints,
              "known_blockers": body.known_blockers, "anti_patterns": body.anti_patterns}
-    row = rt.experience.merge_facts(namespace, domain=body.domain, intent=body.intent, facts=facts, verify=body.verified)
-    return {"domain": row.domain, "intent": row.intent, "verified": row.verified, **row.facts}
+    downgraded = body.verified and not may_vouch(role)
+    row = rt.experience.merge_facts(namespace, domain=body.domain, intent=body.intent, facts=facts,
+                                    verify=body.verified and not downgraded)
+    return FactsRead(domain=row.domain, intent=row.intent, verified=row.verified, **row.facts,
+                     label_downgraded=downgraded,
+                     notes=["a writer key cannot verify facts: merged unverified"] if downgraded else [])
 
 
-@router.post("/episodes/{episode_id}/label", response_model=EpisodeRead)
+@router.post("/episodes/{episode_id}/label", response_model=Relabelled)
 def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime),
-            namespace: str = Depends(namespace_of)) -> EpisodeRead:
-    """Relabel an episode (e.g. a judge contradicts a self-reported success); recorded as an event."""
-    row = rt.memory.relabel(namespace=namespace, episode_id=episode_id, success=body.success,
-                            label_source=body.label_source, verified=body.verified)
-    return EpisodeRead.of(row)
+            namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> Relabelled:
+    """Relabel an episode (e.g. a judge contradicts a self-reported success); recorded as an event. A writer's
+    verified claim is stored as an unverified self-report; a verified label only a verifier or admin may change."""
+    row, downgraded = rt.memory.relabel(namespace=namespace, episode_id=episode_id, success=body.success,
+                                        label_source=body.label_source, verified=body.verified, role=role)
+    return Relabelled(**EpisodeRead.of(row).model_dump(), label_downgraded=downgraded,
+                      notes=[DOWNGRADE_NOTE] if downgraded else [])
 
 
 @router.get("/events", response_model=EventPage)
-def events(type: str | None = Query(None, max_length=64), since: datetime | None = None, until: datetime | None = None,
+def events(type: str | None = Query(None), since: datetime | None = None, until: datetime | None = None,
            cursor: str | None = None, limit: int = Query(50, ge=1), rt: Runtime = Depends(runtime),
            namespace: str = Depends(namespace_of)) -> EventPage:
     """Memory events (lesson_recorded, lesson_promoted, episode_evicted, ...), filtered, in id order."""
     if limit > rt.settings.limits.max_page:
         raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
-    if cursor is not None and not cursor.isdigit():
-        raise BadRequest("cursor must be the next_cursor value of a previous page")
-    rows = rt.store.events(namespace, type_=type, since=since, until=until,
-                           after_id=int(cursor) if cursor else None, limit=limit + 1)
+    after = parse_cursor(cursor)
+    rt.limits.check(type=type)
+    rows = rt.store.events(namespace, type_=type, since=since, until=until, after_id=after, limit=limit + 1)
     page = rows[:limit]
     return EventPage(items=[Event(id=r.id, type=r.type, data=r.data, created_at=r.created_at) for r in page],
                      next_cursor=str(page[-1].id) if len(rows) > limit else None)

@@ -15,9 +15,7 @@ router = APIRouter(prefix="/v1", tags=["search"])
 @router.post("/search", response_model=SearchResponse)
 def search(body: SearchRequest, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SearchResponse:
     """The k most similar episodes to a text or a (partial) trajectory, with cosine similarity."""
-    if body.trajectory is not None:
-        rt.memory.check_limits(body.trajectory)
-    rt.memory.check_query(text=body.text, k=body.k)
+    rt.limits.check(body)
     hits = rt.memory.search(
         namespace=namespace, text=body.text, trajectory=body.trajectory, k=body.k, domain=body.domain,
         success=body.success, exclude_task_id=body.exclude_task_id, min_similarity=body.min_similarity,

