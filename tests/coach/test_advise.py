@@ -240,3 +240,21 @@ def test_fit_beats_default_on_a_learnable_signal():
 
 def test_log_loss_by_hand():
     assert log_loss([0.8, 0.3], [1, 0]) == pytest.approx(-(0.5) * (__import__("math").log(0.8) + __import__("math").log(0.7)))
+
+
+def test_fitted_signs_never_contradict_the_words():
+    import random
+
+    rnd = random.Random(1)
+    samples, labels = [], []
+    for _ in range(400):  # here failed steps go with success: a signed feature that the words say raises risk
+        fail = rnd.random() < 0.4
+        samples.append({"recent_error_rate": rnd.random() * 0.3 + (0.0 if fail else 0.6),
+                        "nb_fail_rate": rnd.random() * 0.5 + (0.5 if fail else 0.0)})
+        labels.append(int(fail))
+    model = fit(samples, labels)
+    assert model.weights["recent_error_rate"] == 0.0 and model.weights["nb_fail_rate"] > 0
+    _, reasons = model.score({"recent_error_rate": 0.0, "nb_fail_rate": 0.9})
+    assert [n for n, _ in reasons] == ["nb_fail_rate"]
+    # a feature below its mean never reads as a reason ("recent steps failed (0.00)")
+    assert all(n != "recent_error_rate" for n, _ in RiskModel().score({"recent_error_rate": 0.0})[1])
