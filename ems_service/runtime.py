@@ -75,7 +75,7 @@ class Runtime:
         self.metrics.watch(self)
         self.lessons = LessonService(self.store, self.metrics)
         self.keys = KeyRing(self.store)
-        self.experience = ExperienceService(self.store)
+        self.experience = ExperienceService(self.store, max_items=settings.limits.max_items)
         self.coach.lessons = self.lessons
         self.memory.on_new_episodes.append(self._learn_lessons)
         self._last_prune = 0.0
