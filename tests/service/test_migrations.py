@@ -35,3 +35,30 @@ def test_downgrade_and_upgrade_again(db_url):
         assert inspect(engine).has_table("episodes")
     finally:
         engine.dispose()
+
+
+def test_episodes_stored_without_a_task_id_get_the_derived_one(db_url):
+    from alembic import command
+    from sqlalchemy import text
+
+    from condenser import derive_task_id
+    from ems_service.db import _alembic_config
+
+    command.downgrade(_alembic_config(db_url), "0005")
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            for i, (task, task_id) in enumerate([("Find a CVS in Boston", None), ("Book a table", "mine")], start=1):
+                conn.execute(text(
+                    "INSERT INTO episodes (id, namespace, trajectory_hash, task, summary, embed_text, label_source, "
+                    "trust, error_patterns, failure_categories, n_steps, actions, source, tags, embedding, embedding_model, "
+                    "embedding_dim, trajectory, task_id, created_at, retrieval_count, seen_count) VALUES (:id, "
+                    "'default', :h, :task, 's', 'e', 'benchmark', 0.9, '[]', '[]', 1, '[]', 'self', '{}', :emb, 'm', "
+                    "1, :traj, :tid, CURRENT_TIMESTAMP, 0, 1)"),
+                    {"id": i, "h": f"h{i}", "task": task, "emb": b"\0\0\0\0", "traj": b"x", "tid": task_id})
+        upgrade(db_url)
+        with engine.connect() as conn:
+            got = dict(conn.execute(text("SELECT id, task_id FROM episodes ORDER BY id")).all())
+        assert got == {1: derive_task_id("Find a CVS in Boston"), 2: "mine"}
+    finally:
+        engine.dispose()
