@@ -116,7 +116,30 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             problem = error_class(step.get("error")) if step.get("error") else "an element that was not found"
             return FailurePoint(f"On {name}, {who} went wrong when it tried to {words}: it hit {problem}. Plan "
                                 "another way for that step.", n.id, template)
+        stuck = _stuck_on(brief, run, n.task)
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:
-                return FailurePoint(f"On {name}, {who} {_CATEGORY_WORDS[category]}.", n.id, template)
+                where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
+                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.", n.id, template)
+    return None
+
+
+def _stuck_on(brief: list[dict], run: PartialRun, other_task: str) -> str | None:
+    """The action a failed run repeated most (at least twice), in words: where it got stuck."""
+    counts: dict[str, int] = {}
+    first: dict[str, dict] = {}
+    for step in brief:
+        norm = step.get("norm", "")
+        if not norm or norm in {"scroll", "wait", "none", "back"} or norm.startswith("answer"):
+            continue
+        counts[norm] = counts.get(norm, 0) + 1
+        first.setdefault(norm, step)
+    for norm, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+        if count < 2:
+            break
+        step = first[norm]
+        words = step_words(step.get("action") or norm, step.get("desc"), task=run.task, domain=run.domain,
+                           url=step.get("url"), other_task=other_task)
+        if words:
+            return words
     return None

@@ -7,16 +7,35 @@ import unicodedata
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _ROLE_MARKERS = re.compile(
-    r"<\|[^|>]{0,40}\|>|\[/?(?:INST|SYS|SYSTEM)\]|<</?SYS>>|</?(?:system|assistant|user|instructions?)\s*>"
+    r"<\|[^|>]{0,40}\|>|\[/?\s*(?:INST|SYS|SYSTEM)\s*\]|<</?SYS>>"
+    r"|<\s*/?\s*(?:system|assistant|user|developer|human|instructions?)\s*>"
     r"|(?i:#{1,6}\s*(?:system|instructions?|assistant|user|response)\b:?)"
-    r"|(?im:^\s*(?:system|assistant|user|developer)\s*:)",
+    r"|(?i:\b(?:system|assistant|user|developer|human|operator)(?:\s+(?:message|prompt|note))?\s*:)"
+    r"|(?i:important notice[^:]{0,30}:)|(?i:EVIDENCE\s*>{2,})|(?i:<{2,}\s*EVIDENCE)",
 )
 _INSTRUCTIONS = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\b[^.\n]{0,40}\b(?:instructions?|prompts?|rules|guidance|above|previous|prior)\b"
-    r"|\byou are now\b|\bnew instructions?\b|\bact as\b|\bsystem prompt\b|\byou must now\b",
+    r"\b(?:ignore|disregard|forget|override|ignorez|ignoriere|ignora|ignorar|oubliez|vergiss|olvida)\b[^.\n]{0,60}"
+    r"\b(?:instructions?|prompts?|rules|guidance|above|previous|prior|told|earlier|anweisungen|instrucciones"
+    r"|istruzioni|consignes)\b"
+    r"|\byou are now\b|\bnew instructions?\b|\bact as\b|\bsystem prompt\b|\byou must now\b|\bobey\b"
+    r"|忽略|无视|無視",
     re.I,
 )
+_INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2066-\u206f\u3164"
+                        r"\ufe00-\ufe0f\uffa0]")
+_CONFUSABLES = str.maketrans("аеорсухіјѕԁԛԝАВЕКМНОРСТУХІЈЅαεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+                             "aeopcyxijsdqwABEKMHOPCTYXIJSaeikvoptyxABEZHIKMNOPTYX")
 _FENCE = re.compile(r"`{3,}|<{3,}|>{3,}")
+
+
+def _remove(pattern: re.Pattern[str], text: str) -> str:
+    """Replace matches by `[removed]`, matching on a copy with Cyrillic/Greek look-alikes folded to Latin (one
+    character for one, so spans line up) while the rest of the text keeps its own script."""
+    folded = text.translate(_CONFUSABLES)
+    spans = [m.span() for m in pattern.finditer(folded)]
+    for start, end in reversed(spans):
+        text = text[:start] + "[removed]" + text[end:]
+    return text
 
 
 def sanitize(text: str | None, limit: int = 300) -> str:
@@ -25,9 +44,9 @@ def sanitize(text: str | None, limit: int = 300) -> str:
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text)
-    text = _CONTROL.sub(" ", text)
-    text = _ROLE_MARKERS.sub("[removed]", text)
-    text = _INSTRUCTIONS.sub("[removed]", text)
+    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    text = _remove(_ROLE_MARKERS, text)
+    text = _remove(_INSTRUCTIONS, text)
     text = _FENCE.sub("'", text)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
