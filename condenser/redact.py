@@ -1,102 +1,146 @@
-"""Redaction of secrets (typed passwords, tokens and API keys, card numbers, e-mail addresses)."""
+"""Redaction of secrets and personal data in every text field of a run, metadata included.
+
+Text is NFKC-normalized and stripped of invisible format characters (zero-width, bidi controls, soft hyphens)
+before detection, so full-width digits, non-breaking spaces and hidden joiners change nothing. A text in which
+nothing is found is returned as it came (not normalized). What is looked for: values typed into password-like
+fields (and that value wherever else it occurs in the run), private keys, credentials in URLs and connection
+strings, provider keys and tokens, values of secret-named fields (`password=`, `"pwd": "…"`, "my password is …"),
+e-mail addresses, IBANs, national ids, card numbers and phone numbers (see `condenser.detectors`).
+"""
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 
-from condenser.models import Step, Trajectory
+from condenser import credentials, personal
+from condenser.credentials import SECRET
+from condenser.models import Outcome, Step, Trajectory
+from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
+from condenser.scan import Hints
 
-EMAIL = "[EMAIL]"
-CARD = "[CARD]"
-SECRET = "[SECRET]"
+__all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
+           "redact_text", "redact_trajectory"]
 
-_EMAIL_RE = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
-_CARD_RE = re.compile(r"(?<![\w-])(?:\d[ -]?){12,18}\d(?![\w-])")
-_BEARER_RE = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9\-._~+/]{8,}=*")
-_KEY_RE = re.compile(
-    r"\b(?:sk-[A-Za-z0-9_\-]{16,}|sk_(?:live|test)_[A-Za-z0-9]{10,}|gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|AIza[0-9A-Za-z_\-]{30,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,})"
+# Format characters that render as nothing but split a number or a word for a pattern: soft hyphen, Mongolian
+# vowel separator, zero-width space / (non-)joiner, LRM / RLM, bidi embeddings and isolates, word joiner and
+# invisible operators, ALM, BOM.
+_INVISIBLE = dict.fromkeys(
+    [0x00AD, 0x061C, 0x180E, 0xFEFF, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070)]
 )
-_ASSIGN_RE = re.compile(
-    r"(?i)\b((?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|pwd|token)"
-    r"\s*[=:]\s*)(\"[^\"]*\"|'[^']*'|[^\s&\"',;]+)"
-)
-# Cheap necessary conditions, so most texts (long observations) skip the costly patterns: every key, bearer
-# token or assignment above contains one of these once case-folded; a card number has at least 13 digits.
-_SECRET_HINTS = ("key", "token", "secret", "pass", "pwd", "bearer", "basic", "sk-", "sk_", "ghp_", "gho_", "ghu_",
-                 "ghs_", "ghr_", "github_pat_", "akia", "xox", "aiza", "eyj")
-_DIGIT = re.compile(r"\d")
-_PASSWORD_WORDS = re.compile(r"(?i)pass(?:word|wd|code|phrase)|\bpin\b|\bcvv\b|\bcvc\b|security code")
-# Typing actions in the formats we see: Type "x", TYPE: x [textbox] label, fill('sel', 'x'), type[id][x].
-_TYPE_PATTERNS = [
-    re.compile(r"^(?P<pre>\s*type\s*\"?)(?P<val>.*?)(?P<post>\"?\s*)$", re.I | re.S),
-    re.compile(r"^(?P<pre>\s*type:\s*)(?P<val>.*?)(?P<post>\s*\[[^\]]*\].*)$", re.I | re.S),
-    re.compile(r"^(?P<pre>\s*(?:fill|type|input_text|send_keys)\s*\(\s*(?P<tgt>[^,]*),\s*[\"'])(?P<val>.*?)(?P<post>[\"']\s*\).*)$", re.I | re.S),
-    re.compile(r"^(?P<pre>\s*(?:fill_form|type|fill)\s*\[(?P<tgt>[^\]]*)\]\s*\[)(?P<val>.*?)(?P<post>\].*)$", re.I | re.S),
-]
 
 
-def _luhn_ok(digits: str) -> bool:
-    total, parity = 0, len(digits) % 2
-    for i, ch in enumerate(digits):
-        d = int(ch)
-        if i % 2 == parity:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
-def _card(match: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", match.group(0))
-    return CARD if 13 <= len(digits) <= 19 and _luhn_ok(digits) else match.group(0)
+def normalize(text: str) -> str:
+    """NFKC without invisible format characters (full-width digits -> ASCII, NBSP -> space, ＠ -> @)."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", text.translate(_INVISIBLE))
 
 
 def _digits(text: str) -> int:
-    """How many digits `text` holds (\\d, as the card pattern counts them; str.count is faster on ASCII)."""
-    return sum(map(text.count, "0123456789")) if text.isascii() else len(_DIGIT.findall(text))
+    """How many digits `text` holds (str.count is faster than a regex on ASCII)."""
+    if text.isascii():
+        return len(text) - len(text.encode().translate(None, b"0123456789"))
+    return sum(c.isdigit() for c in text)
+
+
+_HINTS = Hints({**credentials.HINTS, **personal.HINTS})
+
+
+def _scrub(text: str, extra_secrets: set[str] | frozenset[str]) -> str:
+    for secret in sorted(extra_secrets, key=len, reverse=True):
+        if secret in text:  # as a whole word: a password "submit" leaves "submitted" alone
+            left = r"(?<!\w)" if secret[0].isalnum() or secret[0] == "_" else ""
+            right = r"(?!\w)" if secret[-1].isalnum() or secret[-1] == "_" else ""
+            text = re.sub(left + re.escape(secret) + right, SECRET, text)
+    hits = _HINTS.find(text)
+    text = credentials.redact_credentials(text, hits)
+    return personal.redact_personal(text, hits, _digits(text))
 
 
 def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset()) -> str:
-    """Replace e-mails, card numbers, tokens, keys and the given literal secrets in `text`."""
-    for secret in sorted(extra_secrets, key=len, reverse=True):
-        text = text.replace(secret, SECRET)
-    if "@" in text:
-        text = _EMAIL_RE.sub(EMAIL, text)
-    folded = text.casefold()
-    if any(hint in folded for hint in _SECRET_HINTS):
-        text = _KEY_RE.sub(SECRET, text)
-        text = _BEARER_RE.sub(lambda m: f"{m.group(1)} {SECRET}", text)
-        text = _ASSIGN_RE.sub(lambda m: m.group(1) + SECRET, text)
-    if _digits(text) >= 13:
-        text = _CARD_RE.sub(_card, text)
-    return text
+    """`text` with every secret and personal datum replaced (by [SECRET], [EMAIL], [CARD], [IBAN], [ID], [PHONE]);
+    `extra_secrets` are literal values to replace too (normalized, as `normalize` leaves them)."""
+    norm = normalize(text)
+    out = _scrub(norm, extra_secrets)
+    return text if out == norm else out
 
 
-def _typed_password(step: Step) -> tuple[str, str] | None:
-    """(value, action with the value masked) when the step types into a password-like field."""
-    for pattern in _TYPE_PATTERNS:
-        m = pattern.match(step.action)
-        if not m or not m.group("val").strip():
-            continue
-        target = (m.groupdict().get("tgt") or "") + m.group("post")
-        context = " ".join(filter(None, [target, step.thought or "", step.observation or ""]))
-        if _PASSWORD_WORDS.search(target) or (
-            _PASSWORD_WORDS.search(context) and not _PASSWORD_WORDS.search(m.group("val"))
-        ):
-            value = m.group("val")
-            return value, m.group("pre") + SECRET + m.group("post")
+# -- values typed into password-like fields ---------------------------------------------------------------------
+
+_PASSWORD_WORDS = re.compile(
+    r"(?i)pass(?:word|wd|code|phrase|wort)|\bpwd\b|\bpin\b|\bcvv2?\b|\bcvc\b|security code|kennwort|wachtwoord"
+    r"|mot de passe|contrase(?:ñ|n)a|\bsenha\b|parola d|lösenord|passord|adgangskode|has(?:ł|l)o|\bheslo\b|salasana"
+    r"|şifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key")
+# A field named for something else: what is typed there is not a password, whatever the thought says.
+_OTHER_FIELD = re.compile(r"(?i)\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
+                          r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b")
+_TYPING_VERBS = (r"type|fill|input|input_text|send_keys|type_text|enter_text|set_value|fill_form|fill_field"
+                 r"|fill_search|press_sequentially|insert_text|write|type_into")
+_CALL = re.compile(r"(?i)(?:^|[\s.;])(?:" + _TYPING_VERBS + r")\s*\((?P<args>.*)\)\s*$", re.S)
+_LITERAL = re.compile(r"(?:(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
+_VALUE_ARGS = {"text", "value", "keys", "content", "input", "string", "data", "password", "secret", "query"}
+_FORMS = [
+    re.compile(r"(?i)^\s*type\s*\"(?P<val>.*)\"\s*$", re.S),  # Type "x"
+    re.compile(r"(?i)^\s*type:\s*(?P<val>.*?)(?P<tgt>\s*\[[^\]]*\].*)$", re.S),  # TYPE: x [textbox] Password
+    re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s*\[(?P<val>.*)\]\s*$", re.S),  # type[7][x]
+    re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\],]*),\s*(?P<val>.*)\]\s*$", re.S),  # fill[7,x]
+    re.compile(r"(?i)^\s*type\s+(?P<val>(?![\[(]).+?)\s*$", re.S),  # type x
+]
+
+
+def _typed_value(action: str) -> tuple[int, int, str] | None:
+    """(start, end, target) of the value an action types, or None when it types nothing."""
+    m = _CALL.search(action)
+    if m:
+        literals = list(_LITERAL.finditer(action, m.start("args"), m.end("args")))
+        named = [lit for lit in literals if (lit.group("name") or "").lower() in _VALUE_ARGS]
+        unnamed = [lit for lit in literals if not lit.group("name")]
+        chosen = named[-1] if named else (unnamed[-1] if unnamed else None)
+        if chosen is None:
+            return None
+        start, end = chosen.start("lit") + 1, chosen.end("lit") - 1
+        return start, end, action[:start] + action[end:]
+    for form in _FORMS:
+        m = form.match(action)
+        if m:
+            target = m.group("tgt") if "tgt" in form.groupindex else ""
+            return m.start("val"), m.end("val"), target
     return None
 
 
+def _typed_password(step: Step) -> tuple[set[str], str] | None:
+    """(the typed value in the forms it may appear in, the action with it masked) for a password-like field."""
+    action = normalize(step.action)
+    found = _typed_value(action)
+    if found is None:
+        return None
+    start, end, target = found
+    value = action[start:end]
+    if not value.strip() or value.startswith(SECRET):
+        return None
+    if not _PASSWORD_WORDS.search(target):
+        observation = step.observation if step.observation and len(step.observation) <= 200 else ""
+        context = normalize(f"{step.thought or ''} {observation}").replace(value, " ")
+        if _OTHER_FIELD.search(target) or not _PASSWORD_WORDS.search(context) or len(value.split()) >= 3:
+            return None
+    forms = {value}
+    try:  # a JSON-escaped literal ("pa\"ss") appears unescaped in the other fields
+        forms.add(json.loads(f'"{value}"'))
+    except ValueError:
+        pass
+    return forms, action[:start] + SECRET + action[end:]
+
+
 def _typed_secrets(trajectory: Trajectory) -> tuple[set[str], dict[int, str]]:
-    """Values typed into password-like fields, and the actions with those values masked (by step)."""
+    """Values typed into password-like fields (3+ characters), and the actions with them masked (by step)."""
     secrets: set[str] = set()
     masked_actions: dict[int, str] = {}
     for i, step in enumerate(trajectory.steps):
         found = _typed_password(step)
-        if found and len(found[0]) >= 3:
-            secrets.add(found[0])
+        if found:  # a short plain word ("submit") is masked in its action only, not throughout the run
+            secrets |= {v for v in found[0] if len(v) >= 3 and not (len(v) < 8 and v.isalpha() and v.islower())}
             masked_actions[i] = found[1]
     return secrets, masked_actions
 
@@ -110,7 +154,8 @@ def redact_task_and_actions(trajectory: Trajectory) -> tuple[str, list[str]]:
 
 
 def redact_trajectory(trajectory: Trajectory) -> Trajectory:
-    """A copy of `trajectory` with every secret replaced, in every text field."""
+    """A copy of `trajectory` with every secret replaced, in every text field: task, urls, steps, outcome
+    status, task_id, agent, model, domain, tag keys and values."""
     secrets, masked_actions = _typed_secrets(trajectory)
 
     def clean(value: str | None) -> str | None:
@@ -128,11 +173,19 @@ def redact_trajectory(trajectory: Trajectory) -> Trajectory:
         # most steps hold no secret: keep the (immutable) step itself rather than copying it
         unchanged = all(value == getattr(step, name) for name, value in update.items())
         steps.append(step if unchanged else step.model_copy(update=update))
+    outcome: Outcome = trajectory.outcome
+    if outcome.status is not None and (status := clean(outcome.status)) != outcome.status:
+        outcome = outcome.model_copy(update={"status": status})
     return trajectory.model_copy(
         update={
             "task": redact_text(trajectory.task, secrets),
             "start_url": clean(trajectory.start_url),
             "steps": steps,
-            "tags": {k: redact_text(v, secrets) for k, v in trajectory.tags.items()},
+            "outcome": outcome,
+            "task_id": clean(trajectory.task_id),
+            "agent": clean(trajectory.agent),
+            "model": clean(trajectory.model),
+            "domain": clean(trajectory.domain),
+            "tags": {redact_text(k, secrets): redact_text(v, secrets) for k, v in trajectory.tags.items()},
         }
     )

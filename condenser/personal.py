@@ -1,0 +1,299 @@
+"""Personal data: e-mail addresses (plain, internationalized, percent-encoded, written out), IBANs, national ids,
+card numbers and phone numbers.
+
+Checksums and numbering plans come from maintained libraries: `phonenumbers` (Google's libphonenumber metadata)
+says whether a candidate is a real number of some country, `python-stdnum` whether it is a valid IBAN (mod 97 and
+the country's format) or national id (check digits, birth dates). The patterns here only find candidates; each
+runs behind a cheap necessary condition (a digit count, or hint words found by `condenser.scan.Hints`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import phonenumbers
+from stdnum import iban, luhn
+from stdnum.br import cpf
+from stdnum.ch import ssn as ch_ssn
+from stdnum.cn import ric
+from stdnum.dk import cpr
+from stdnum.es import dni, nie
+from stdnum.fi import hetu
+from stdnum.fr import nir
+from stdnum.in_ import aadhaar, pan
+from stdnum.it import codicefiscale
+from stdnum.kr import rrn
+from stdnum.mx import curp
+from stdnum.se import personnummer
+from stdnum.us import itin, ssn
+
+from condenser.scan import Hits, substitute_at
+
+EMAIL = "[EMAIL]"
+CARD = "[CARD]"
+PHONE = "[PHONE]"
+IBAN = "[IBAN]"
+NATIONAL_ID = "[ID]"
+
+# -- e-mail addresses: plain, internationalized, percent-encoded, and written out (x(at)example(dot)com) -------
+
+# \w leaves out combining marks, which Indic scripts write vowels with (डाटा): they are added by hand
+_MARK = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0900-\u0dff\u0e31-\u0e4e\u1ab0-\u1aff\u20d0-\u20ff"
+_LOCAL = r"[\w" + _MARK + r".%+\-!#$&'*/=?^`{|}~]*[\w" + _MARK + r"%+\-]"
+_DOMAIN = (r"(?:[^\W_](?:[\w" + _MARK + r"\-]*[\w" + _MARK + r"])?\.)+(?:[^\W\d_][\w" + _MARK + r"]+|xn--[a-z0-9\-]+)")
+_EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _LOCAL + r"(?:@|%40|&#64;|&#x40;|&commat;)" + _DOMAIN + r"(?![\w\-])",
+                       re.I)
+_AT = r"\s*(?:[\(\[\{<]\s*(?:at|@)\s*[\)\]\}>]|\s(?:at|AT)\s|-at-|_at_|@)\s*"
+_DOT = r"(?:\s*[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]\s*|\s+(?:dot|DOT)\s+|-dot-|_dot_|\.)"
+_SPELLED_RE = re.compile(r"(?<![\w.%+\-])(?P<local>[\w.%+\-]+)" + _AT + r"(?P<host>[^\W_][\w\-]*(?:" + _DOT
+                         + r"[^\W_][\w\-]*)*" + _DOT + r"(?P<tld>[^\W\d_]{2,}))(?![\w\-])", re.I)
+
+
+def _spelled(m: re.Match[str]) -> str:
+    """x(at)example.com always; "x at example.com" only when it cannot be prose ("look at example.com")."""
+    whole = m.group(0)
+    bracketed = re.search(r"[\(\[\{<_-]\s*at\s*[\)\]\}>_-]", whole, re.I)
+    spelled_dot = re.search(r"\sdot\s|[\(\[\{<]\s*dot", whole, re.I)
+    local = m.group("local").strip(".")
+    local_like = any(c in local for c in "._+%") and any(c.isalpha() for c in local)
+    return EMAIL if bracketed or spelled_dot or local_like or "@" in whole else whole
+
+
+def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:
+    """Drop the " at " of prose ("look at the page"): kept when the word before has a dot or a plus (jane.doe at
+    ...) or a "dot" follows, as in every address written out that way."""
+    if starts is None:
+        return None
+    kept = []
+    for p in starts:
+        if text[p:p + 4].casefold() == " at ":
+            word = text[max(0, p - 64):p].rsplit(None, 1)[-1:] or [""]
+            if not any(c in word[0] for c in "._+%") and "dot" not in text[p:p + 80].casefold():
+                continue
+        kept.append(p)
+    return kept
+
+
+_SPELLED_HINTS = ("(at", "[at", "{at", "<at", "(@", "[@", " at ", "-at-", "_at_", " @", "@ ")
+
+
+# -- numbers: IBANs, national ids, card numbers, phone numbers ------------------------------------------------
+
+# Starts at the check digits (a digit: the engine skips letters fast), the country code looked at behind them
+_IBAN_RE = re.compile(r"\d\d(?<=[A-Za-z]{2}\d\d)(?:[ \-]?[A-Za-z0-9]){10,32}(?![A-Za-z0-9])")
+
+
+def _ibans(text: str) -> str:
+    """Each longest valid IBAN (the candidate may run on into a BIC or other words)."""
+    out: list[str] = []
+    last = 0
+    for m in _IBAN_RE.finditer(text):
+        start = m.start() - 2
+        if start < last or (start and text[start - 1].isalnum()):
+            continue
+        raw = text[start:m.end()]
+        ends = [i + 1 for i, c in enumerate(raw) if c.isalnum()]
+        for n in range(min(34, len(ends)), 14, -1):
+            if iban.is_valid(raw[: ends[n - 1]]):
+                out += [text[last:start], IBAN]
+                last = start + ends[n - 1]
+                break
+    return "".join(out) + text[last:] if out else text
+
+
+# Ids whose written form is distinctive enough to redact on a valid checksum alone; the others (plain runs of
+# digits that an order or tracking number may also be) only after a word that names them. One alternation, so
+# a text is scanned once; the group that matched says which check applies.
+_ID_FORMS: dict[str, tuple[str, Callable[[str], bool]]] = {
+    "us": (r"\b\d{3}[- ]\d{2}[- ]\d{4}\b", lambda v: ssn.is_valid(v) or itin.is_valid(v)),
+    "nino": (r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",  # UK: no check digit
+             lambda v: v[:2] not in {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}),
+    "dni": (r"\b\d{8}-?[A-Z]\b", dni.is_valid),
+    "nie": (r"\b[XYZ]-?\d{7}-?[A-Z]\b", nie.is_valid),
+    "cf": (r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b", codicefiscale.is_valid),
+    "cpf": (r"\b\d{3}\.\d{3}\.\d{3}-\d{2}\b", cpf.is_valid),
+    "aadhaar": (r"\b[2-9]\d{3} \d{4} \d{4}\b", aadhaar.is_valid),
+    "pan": (r"\b[A-Z]{3}[PCHFATBLJG][A-Z]\d{4}[A-Z]\b", pan.is_valid),
+    "curp": (r"\b[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d\b", curp.is_valid),
+    "hetu": (r"\b\d{6}[-+A]\d{3}[0-9A-Y]\b", hetu.is_valid),
+    "rrn": (r"\b\d{6}-\d{7}\b", rrn.is_valid),
+    "nordic": (r"\b(?:\d{2})?\d{6}[-+]\d{4}\b", lambda v: personnummer.is_valid(v) or cpr.is_valid(v)),
+    "ric": (r"\b\d{17}[\dXx]\b", ric.is_valid),
+    "nir": (r"\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}\b", nir.is_valid),
+    "ahv": (r"\b756\.\d{4}\.\d{4}\.\d{2}\b", ch_ssn.is_valid),
+}
+_ID_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, (pattern, _) in _ID_FORMS.items()))
+# Candidates for the forms above start at a digit (the engine skips everything else fast); the capitals some
+# forms begin with (AB 12 34 56 C, X1234567L, RSSMRA85T10A562S) are taken in when looking behind the digit.
+_ID_CANDIDATE = re.compile(r"\d[\dA-Z .\-+]{3,22}[\dA-Z]")
+_ID_WORDS = re.compile(
+    r"(?i)\b(?:ssn|social security(?: number| no\.?)?|social insurance(?: number)?|sin|itin|national (?:id|identity"
+    r"|insurance)(?: number| no\.?| card)?|nino|tax (?:id|identification)(?: number)?|tin|steuer-?id"
+    r"|identifikationsnummer|idnr|personalausweis(?:nummer)?|bsn|burgerservicenummer|pesel|cpf|aadhaar"
+    r"|personnummer|cpr|fødselsnummer|fodselsnummer|henkilötunnus|hetu|nir|insee|codice fiscale|dni|nie|nif"
+    r"|curp|rrn|resident registration number|tc kimlik(?: no)?|kimlik|id card(?: number| no\.?)?|identity card"
+    r"(?: number| no\.?)?|passport(?: number| no\.?)?|身份证号?码?|주민등록번호|マイナンバー|个人番号)(?!\w)"
+    r"(?P<gap>[\s:#=\-–—]*(?:(?:is|was|number|no\.?|nr\.?|of)[\s:#=]+)*)"
+    r"(?P<val>[A-Za-z0-9][A-Za-z0-9 .\-/]{3,22}[A-Za-z0-9])")
+_ID_HINTS = ("ssn", "social", "sin", "itin", "national", "nino", "tax", "tin", "steuer", "idnr", "identifik",
+             "ausweis", "bsn", "burgerservice", "pesel", "cpf", "aadhaar", "personnummer", "cpr", "fødsels",
+             "fodsels", "henkilö", "hetu", "nir", "insee", "codice", "dni", "nie", "nif", "curp", "rrn", "resident",
+             "kimlik", "id card", "identity", "passport", "身份证", "주민등록번호", "マイナンバー", "个人番号")
+
+
+_ID_FULL = [(re.compile(pattern), valid) for pattern, valid in _ID_FORMS.values()]
+
+
+def _id_form(m: re.Match[str]) -> str:
+    """Every form the text fits is tried (800608-8911 is shaped like a Finnish HETU but is a Swedish number)."""
+    value = m.group(0)
+    fits = any(pattern.fullmatch(value) and valid(value) for pattern, valid in _ID_FULL)
+    return NATIONAL_ID if fits else value
+
+
+def _ids(text: str) -> str:
+    """Every national id of a distinctive form (see `_ID_FORMS`) with a valid checksum."""
+    out: list[str] = []
+    last = 0
+    for m in _ID_CANDIDATE.finditer(text):
+        start, end = m.start(), m.end()
+        if start > 1 and text[start - 1] in " -" and text[start - 2].isupper():
+            start -= 1
+        while start > 0 and text[start - 1].isupper() and m.start() - start < 7:
+            start -= 1
+        if start < last or (start and (text[start - 1].isalnum() or text[start - 1] in "_.-")) or (
+                end < len(text) and (text[end].isalnum() or text[end] == "_")):
+            continue  # a part of a longer token
+        candidate = text[start:end]
+        new = _ID_RE.sub(_id_form, candidate)
+        if new != candidate:
+            out += [text[last:start], new]
+            last = end
+    return "".join(out) + text[last:] if out else text
+
+
+def _named_id(m: re.Match[str]) -> str:
+    """The value after a word that names a national id: redacted when it has digits enough to be one."""
+    value = m.group("val")
+    if sum(c.isdigit() for c in value) < 5:
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start()] + NATIONAL_ID
+
+
+# A run of digit groups with single separators; one inside a longer token (a UUID, a hex hash) is left alone
+_DIGIT_RUN = re.compile(r"\d+(?:[ \-._]{1,2}\d+)*")
+_ISSUER = re.compile(r"(?:4|5|2[2-7]|3[045-9]|6)")
+
+
+def _in_token(text: str, start: int, end: int) -> bool:
+    """Whether digits at text[start:end] continue a longer token with digits of its own, as in a UUID or a hash
+    (2705de3e-4461-4668-8573-8f10c1eb6641); a word before them is a prefix (Visa-4111..., card:4111...)."""
+    if end < len(text) and (text[end].isalnum() or (text[end] in "-._" and text[end + 1:end + 2].isalnum()
+                                                   and any(c.isdigit() for c in text[end + 1:end + 12]))):
+        return True
+    if start > 1 and text[start - 1] in "-._":
+        i = start - 1
+        while i > 0 and text[i - 1].isalnum():
+            i -= 1
+        return any(c.isdigit() for c in text[i:start - 1])
+    return False
+
+
+def _cards(m: re.Match[str]) -> str:
+    """Every Luhn-valid 13-19 digit span of whole groups whose first digits name a card issuer (ISO/IEC 7812)."""
+    run, text, start, end = m.group(0), m.string, m.start(), m.end()
+    if len(run) < 13 or _in_token(text, start, end):
+        return run
+    groups = [(g.start(), g.end()) for g in re.finditer(r"\d+", run)]
+    out, i, last = [], 0, 0
+    while i < len(groups):
+        found = None
+        for j in range(len(groups) - 1, i - 1, -1):
+            digits = "".join(run[a:b] for a, b in groups[i:j + 1])
+            if 13 <= len(digits) <= 19 and _ISSUER.match(digits) and luhn.is_valid(digits):
+                found = j
+                break
+        if found is None:
+            i += 1
+            continue
+        out += [run[last:groups[i][0]], CARD]
+        last, i = groups[found][1], found + 1
+    return "".join(out) + run[last:] if out else run
+
+
+_PHONE_RE = re.compile(r"(?:\+\s?|%2[Bb])?(?:\(\d{1,5}\)\s?|\d)[\d \-.()]{5,22}\d")
+_PHONE_WORDS = re.compile(
+    r"(?i)(?:phone|\btel\b|telephone|mobile|\bcell|\bcall|\bfax|whatsapp|\bsms|contact|hotline|telefon|téléphone"
+    r"|teléfono|telefone|telefono|numéro|rufnummer|número|móvil|handy|portable|電話|电话|手机|телефон|전화)")
+_PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "ES", "IT", "NL", "BR", "AU", "JP", "CN", "MX", "CA", "SE",
+                  "PL", "CH", "BE", "AT", "IE", "RU", "KR", "ZA", "PT", "NO", "DK", "FI", "SG", "NZ")
+_NANP = re.compile(r"(?:\+?1[ .\-]?)?(?:\(\d{3}\) ?|\d{3}[ .\-])\d{3}[ .\-]\d{4}")
+_DATE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+
+
+def _valid_phone(candidate: str, regions: tuple[str, ...]) -> bool:
+    for region in regions:
+        try:
+            if phonenumbers.is_valid_number(phonenumbers.parse(candidate, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            continue
+    return False
+
+
+def _phones(text: str) -> str:
+    """International numbers (+, 00) valid anywhere; national ones of many countries after a word such as
+    "phone" or "tel"; else only North American numbers written like one ((415) 555-2671, 415-555-2671)."""
+
+    def one(m: re.Match[str]) -> str:
+        raw, start, end = m.group(0).rstrip(" -.("), m.start(), m.end()
+        plus = raw[:1] == "+" or raw[:3].upper() == "%2B" or raw[:2] == "00"
+        if (start and (text[start - 1].isalnum() or (text[start - 1] in "_+-./%" and not plus))) or (end < len(text) and (
+                text[end].isalnum() or text[end] in "_-/%" or (text[end] in ".," and text[end + 1:end + 2].isdigit()))):
+            return m.group(0)  # a part of a longer token: an id, a decimal, a path
+        if not 7 <= sum(c.isdigit() for c in raw) <= 15 or _DATE.fullmatch(raw):
+            return m.group(0)
+        international = raw.startswith(("+", "00")) or raw[:3].upper() == "%2B"
+        if international:
+            ok = _valid_phone("+" + raw.removeprefix("+").removeprefix("%2B").removeprefix("%2b").removeprefix("00"),
+                              ("ZZ",))
+        elif _PHONE_WORDS.search(text, max(0, m.start() - 40), m.start()):
+            ok = _valid_phone(raw, _PHONE_REGIONS)
+        else:
+            ok = _NANP.fullmatch(raw) is not None and _valid_phone(raw, ("US",))
+        return PHONE + m.group(0)[len(raw):] if ok else m.group(0)
+
+    return _PHONE_RE.sub(one, text)
+
+
+HINTS = {
+    "email": ("@", "%40", "&#64;", "&#x40;", "&commat;"),
+    "spelled_email": _SPELLED_HINTS,
+    "id_word": _ID_HINTS,
+}
+
+
+def redact_personal(text: str, hits: Hits | None, digits: int) -> str:
+    """`text` with e-mail addresses, IBANs, national ids, card numbers and phone numbers replaced; `hits` from
+    `Hints.find` (None: look everywhere), `digits` how many digits `text` holds."""
+
+    def starts(group: str) -> list[int] | None:
+        return None if hits is None else hits.get(group, [])
+
+    if hits is None or "email" in hits:
+        text = _EMAIL_RE.sub(EMAIL, text)
+    if hits is None or "spelled_email" in hits:
+        text = substitute_at(text, _SPELLED_RE, _spelled, _spelled_starts(text, starts("spelled_email")), back=64,
+                             ahead=300)
+    if digits >= 8:
+        text = _ibans(text)
+    if digits >= 6:
+        text = _ids(text)
+        if hits is None or "id_word" in hits:
+            text = substitute_at(text, _ID_WORDS, _named_id, starts("id_word"))
+    if digits >= 13:
+        text = _DIGIT_RUN.sub(_cards, text)
+    if digits >= 7:
+        text = _phones(text)
+    return text

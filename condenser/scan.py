@@ -1,0 +1,61 @@
+"""Where to look: one Aho-Corasick pass finds every hint word of every detector, so a detector runs only at the
+places its hints occur instead of running its pattern over the whole text.
+
+Measured on the 32,152 dev texts (1705 runs): checking 47 hint words one `in` at a time took 335 ms, one regex
+alternation of them 2.3 s under IGNORECASE, the automaton 24 ms for all hints of all detectors at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+import ahocorasick_rs
+
+Hits = dict[str, list[int]]
+
+
+class Hints:
+    """Finds, in one pass over the case-folded text, where each group's hint words start."""
+
+    def __init__(self, groups: Mapping[str, Iterable[str]]) -> None:
+        words = [(group, word.casefold()) for group, group_words in groups.items() for word in group_words]
+        self._groups = [group for group, _ in words]
+        self._automaton = ahocorasick_rs.AhoCorasick([word for _, word in words])
+
+    def find(self, text: str) -> Hits | None:
+        """Start offsets of the hint words, by group; None when case folding changed the text's length (ß -> ss,
+        İ -> i̇): offsets would not line up, so every detector scans the whole text then."""
+        folded = text.casefold()
+        if len(folded) != len(text):
+            return None
+        hits: Hits = {}
+        for index, start, _ in self._automaton.find_matches_as_indexes(folded, overlapping=True):
+            hits.setdefault(self._groups[index], []).append(start)
+        return hits
+
+
+def substitute_at(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str],
+                  starts: list[int] | None, *, back: int = 0, ahead: int = 400) -> str:
+    """`pattern.sub(replace, text)`, but only for matches that begin at one of `starts`, or up to `back`
+    characters before one (looked for within `ahead` characters after it). `starts` None: everywhere."""
+    if starts is None:
+        return pattern.sub(replace, text)
+    out: list[str] = []
+    last = 0
+    for start in sorted(set(starts)):
+        if start < last:
+            continue
+        if back:
+            m = pattern.search(text, max(last, start - back), min(len(text), start + ahead))
+            if m is None or m.start() > start:
+                continue
+        else:
+            m = pattern.match(text, start)
+            if m is None:
+                continue
+        new = replace(m)
+        if new != m.group(0):
+            out += [text[last:m.start()], new]
+            last = m.end()
+    return "".join(out) + text[last:] if out else text
