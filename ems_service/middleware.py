@@ -12,7 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ems_service.auth import OPEN_PATHS, FailureLimiter, Forbidden, TooManyRequests, Unauthorized, key_from_headers
 from ems_service.config import LimitSettings
-from ems_service.errors import EMSError, LimitExceeded, UnsupportedMediaType, ValidationFailed
+from ems_service.errors import BadRequest, EMSError, LimitExceeded, UnsupportedMediaType, ValidationFailed
 from ems_service.logs import request_id_var
 
 _CONTENT_LENGTH = re.compile(rb"[0-9]{1,18}")
@@ -177,13 +177,15 @@ class RequestContext:
             values.setdefault(name, []).append(value)
         lengths = values.get(b"content-length", [])
         if any(_CONTENT_LENGTH.fullmatch(v.strip()) is None for v in lengths) or len(set(lengths)) > 1:
-            return ValidationFailed("content-length must be one non-negative decimal number")
+            return BadRequest("Content-Length must be one decimal number of ASCII digits")
         encodings = [e.strip().lower() for v in values.get(b"content-encoding", []) for e in v.split(b",")]
         if any(e not in (b"", b"identity") for e in encodings):
             return UnsupportedMediaType("Content-Encoding is not supported: send the JSON body uncompressed")
         has_body = any(int(v) > 0 for v in lengths) or b"transfer-encoding" in values
         types = values.get(b"content-type", [])
-        if has_body and types:
+        if has_body and not types:
+            return UnsupportedMediaType("a body needs `Content-Type: application/json`")
+        if has_body:
             media, _, params = types[-1].decode("latin-1").partition(";")
             charset = next((p.split("=", 1)[1].strip().strip('"').lower() for p in params.split(";")
                             if p.strip().lower().startswith("charset=")), "utf-8")

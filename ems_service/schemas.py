@@ -154,7 +154,7 @@ class CoachRequest(BaseModel):
     trajectory: PartialRun
     k: StrictInt | None = Field(None, ge=1, description="neighbours to retrieve (default EMS_COACH__K)")
     exclude_task_id: str | None = Field(None, description="leave out every run of this task (leakage control)")
-    exclude_own_task: bool = Field(False, description="leave out every run of the run's own task: its task_id, or "
+    exclude_own_task: StrictBool = Field(False, description="leave out every run of the run's own task: its task_id, or "
                                    "the id derived from its task text when it has none")
     domain: str | None = Field(None, description="retrieve only from this site")
 
