@@ -182,13 +182,15 @@ class LessonService:
         return rows
 
     def recall_error(self, namespace: str, *, command: str, error: str | None, record: bool = True) -> list[LessonRecord]:
-        """Tier 2 by error: lessons for this command whose pattern matches the error (seeds match any)."""
+        """Tier 2 by error: approved lessons for this command whose pattern matches the error (seeds match any).
+        They reach the coach's advice, so a writer's lesson waits for promotion here too."""
         self.ensure_seeds(namespace)
         cmd = command_of(command)
         pattern = normalize_error(error) if error else None
         with self.store.session() as s:
             rows = list(s.scalars(
-                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.failed_command == cmd)
+                select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.failed_command == cmd,
+                                           LessonRecord.approved.is_(True))
                 .order_by(LessonRecord.use_count.desc(), LessonRecord.id)))
         hits = [r for r in rows if r.error_pattern is None or pattern is None or r.error_pattern == pattern
                 or r.error_pattern in pattern or pattern in r.error_pattern][:5]
@@ -199,11 +201,12 @@ class LessonService:
         return hits
 
     def recall_domain(self, namespace: str, *, domain: str) -> list[LessonRecord]:
-        """Tier 2 by site: lessons of that domain or a parent domain (amazon.com matches www.amazon.com)."""
+        """Tier 2 by site: approved lessons of that domain or a parent domain (amazon.com matches www.amazon.com)."""
         self.ensure_seeds(namespace)
         dom = domain_of(domain) or domain.lower().strip()
         with self.store.session() as s:
-            rows = list(s.scalars(select(LessonRecord).where(LessonRecord.namespace == namespace)
+            rows = list(s.scalars(select(LessonRecord).where(LessonRecord.namespace == namespace,
+                                                             LessonRecord.approved.is_(True))
                                   .order_by(LessonRecord.use_count.desc(), LessonRecord.id)))
         hits = [r for r in rows if _matches_domain(r.domain, dom)
                 or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))][:10]

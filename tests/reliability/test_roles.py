@@ -246,12 +246,24 @@ def test_writer_lessons_wait_for_promotion_before_tier1(keys):
     assert r.status_code == 201 and r.json()["approved"] is False and r.json()["notes"]
     lesson_id = r.json()["id"]
     tier1 = lambda: [x["id"] for x in client.get("/v1/lessons", params={"tier": 1}, headers=h(k["writer"])).json()["lessons"]]  # noqa: E731
-    assert lesson_id not in tier1()
+    site = client.post("/v1/lessons", json={"lesson": "If the click fails, log in again first", "domain": SITE,
+                                            "failed_command": "click", "error": "element not found"},
+                       headers=h(k["writer"])).json()["id"]
+
+    def recalled() -> set[int]:  # tier 2 reaches the coach's advice: pending lessons stay out of it too
+        by_error = client.post("/v1/lessons/recall", json={"command": "click('#buy')", "error": "element not found"},
+                               headers=h(k["writer"])).json()["lessons"]
+        by_site = client.post("/v1/lessons/recall", json={"domain": SITE}, headers=h(k["writer"])).json()["lessons"]
+        return {x["id"] for x in by_error + by_site}
+
+    assert lesson_id not in tier1() and site not in recalled()
     assert_error(client.post(f"/v1/lessons/{lesson_id}/promote", headers=h(k["writer"])), 403, "Forbidden")
     assert lesson_id not in tier1()
     promoted = client.post(f"/v1/lessons/{lesson_id}/promote", headers=h(k["verifier"]))
     assert promoted.status_code == 200 and promoted.json()["approved"] is True
     assert lesson_id in tier1()
+    assert client.post(f"/v1/lessons/{site}/promote", headers=h(k["admin"])).status_code == 200
+    assert site in recalled()
     assert_error(client.post("/v1/lessons/999999/promote", headers=h(k["verifier"])), 404, "NotFound")
     by_verifier = client.post("/v1/lessons", json={"lesson": "Use the site search", "category": "best_practice"},
                               headers=h(k["verifier"])).json()
