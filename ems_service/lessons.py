@@ -29,10 +29,16 @@ PROMOTE_USES = 5
 PROMOTE_DOMAINS = 3
 PRUNE_AFTER = timedelta(days=90)
 TIER1_LIMIT = 10
+MAX_COMMAND, MAX_DOMAIN = 64, 255  # the lessons table's failed_command and domain columns
 
 
 def _matches_domain(lesson_domain: str | None, domain: str) -> bool:
     return bool(lesson_domain) and (domain == lesson_domain or domain.endswith("." + lesson_domain))
+
+
+def _storable(c: LessonCandidate) -> bool:
+    """The candidate's command and sites fit the lessons table's columns."""
+    return len(c.failed_command) <= MAX_COMMAND and all(len(d) <= MAX_DOMAIN for d in (c.domain, c.site) if d)
 
 
 def instruction_markup(text: str | None) -> bool:
@@ -75,8 +81,10 @@ class LessonService:
         return self.learn_many(namespace, [trajectory])
 
     def learn_many(self, namespace: str, trajectories: list[Trajectory]) -> list[int]:
-        """`learn` for a batch of runs, in one transaction (an ingest batch costs one commit, not one per lesson)."""
-        candidates = [c for t in trajectories for c in extract_lessons(t)]
+        """`learn` for a batch of runs, in one transaction (an ingest batch costs one commit, not one per lesson).
+        A candidate whose command or site does not fit its column is no lesson (a 'command' of 100 letters is
+        not one): skipped, so one odd run cannot fail the batch's lessons on PostgreSQL and not on SQLite."""
+        candidates = [c for t in trajectories for c in extract_lessons(t) if _storable(c)]
         if not candidates:
             return []
         self.ensure_seeds(namespace)

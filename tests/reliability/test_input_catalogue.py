@@ -444,3 +444,22 @@ def test_facts_and_their_event_are_one_transaction(client, monkeypatch):
     monkeypatch.undo()
     assert census(client) == before
     assert client.get("/v1/experience", params={"url": "https://shop.example.com/"}).json()["facts"] == {}
+
+
+def test_an_odd_run_in_a_batch_never_costs_the_others_their_lessons(client):
+    """A failed 'command' of 100 letters, a recovery navigating to a 300-character host: no lesson from that
+    run (it does not fit the lessons table; PostgreSQL used to refuse the batch's lessons), the others are
+    learned, on both databases."""
+    long_host = "h" * 60 + "." + "o" * 60 + "." + "s" * 60 + "." + "t" * 60 + "." + "x" * 55 + ".com"
+    odd = replaced(RUN, ("steps",), [{"action": "a" * 100 + "('#x')", "error": "element not found in the page"},
+                                     {"action": f"navigate https://{long_host}/"}])
+    odd = replaced(odd, ("outcome",), {"success": True})
+    good = replaced(RUN, ("steps",), [{"action": "fill('#q', 'a', 'b')", "error": "fill() got too many arguments"},
+                                      {"action": "click('#q')"}, {"action": "type('#q', 'kettle')"}])
+    good = replaced(replaced(good, ("task",), "Search for a kettle"), ("outcome",), {"success": True})
+    r = client.post("/v1/episodes:batch", json={"episodes": [odd, good]})
+    assert all(x["id"] for x in r.json()["results"]), r.text
+    events = [e["type"] for e in client.get("/v1/events", params={"limit": 500}).json()["items"]]
+    assert "lesson_deduplicated" in events or "lesson_recorded" in events  # the good run's fill lesson
+    lessons = client.get("/v1/lessons").json()["lessons"]
+    assert all(len(x["failed_command"] or "") <= 64 and len(x["domain"] or "") <= 255 for x in lessons)
