@@ -28,7 +28,7 @@ from stdnum.mx import curp
 from stdnum.se import personnummer
 from stdnum.us import itin, ssn
 
-from condenser.scan import Hits, substitute_at
+from condenser.scan import WORD_STARTS, Hits, substitute_at
 
 EMAIL = "[EMAIL]"
 CARD = "[CARD]"
@@ -66,9 +66,9 @@ def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:
     if starts is None:
         return None
     kept = []
-    for p in starts:
-        if text[p:p + 4].casefold() == " at ":
-            word = text[max(0, p - 64):p].rsplit(None, 1)[-1:] or [""]
+    for p in starts:  # a hint's offset is that of its word: "at" of " at "
+        if p and text[p - 1].isspace() and text[p:p + 3].casefold() == "at ":
+            word = text[max(0, p - 65):p - 1].rsplit(None, 1)[-1:] or [""]
             if not any(c in word[0] for c in "._+%") and "dot" not in text[p:p + 80].casefold():
                 continue
         kept.append(p)
@@ -136,10 +136,17 @@ _ID_WORDS = re.compile(
     r"(?: number| no\.?)?|passport(?: number| no\.?)?|身份证号?码?|주민등록번호|マイナンバー|个人番号)(?!\w)"
     r"(?P<gap>[\s:#=\-–—]*(?:(?:is|was|number|no\.?|nr\.?|of)[\s:#=]+)*)"
     r"(?P<val>[A-Za-z0-9][A-Za-z0-9 .\-/]{3,22}[A-Za-z0-9])")
-_ID_HINTS = ("ssn", "social", "sin", "itin", "national", "nino", "tax", "tin", "steuer", "idnr", "identifik",
-             "ausweis", "bsn", "burgerservice", "pesel", "cpf", "aadhaar", "personnummer", "cpr", "fødsels",
-             "fodsels", "henkilö", "hetu", "nir", "insee", "codice", "dni", "nie", "nif", "curp", "rrn", "resident",
-             "kimlik", "id card", "identity", "passport", "身份证", "주민등록번호", "マイナンバー", "个人番号")
+_ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr", "identifik", "ausweis",
+             "burgerservice", "pesel", "aadhaar", "personnummer", "fødsels", "fodsels", "henkilö", "hetu", "insee",
+             "codice", "curp", "resident", "kimlik", "id card", "identity", "passport", "身份证", "주민등록번호",
+             "マイナンバー", "个人番号",
+             *(f"{start}{word}" for start in WORD_STARTS for word in ("sin", "tin", "bsn", "cpf", "cpr", "nir", "dni",
+                                                                     "nie", "nif", "rrn")))
+# Words after which a national number of any country may be a phone number
+_PHONE_HINTS = ("phone", "mobile", "whatsapp", "contact", "hotline", "telefon", "téléphone", "teléfono", "telefone",
+                "telefono", "numéro", "rufnummer", "número", "móvil", "handy", "portable", "電話", "电话", "手机",
+                "телефон", "전화", *(f"{start}{word}" for start in WORD_STARTS for word in ("tel ", "tel:", "tel.", "cell",
+                                                                                  "call", "fax", "sms")))
 
 
 _ID_FULL = [(re.compile(pattern), valid) for pattern, valid in _ID_FORMS.values()]
@@ -242,7 +249,7 @@ def _valid_phone(candidate: str, regions: tuple[str, ...]) -> bool:
     return False
 
 
-def _phones(text: str) -> str:
+def _phones(text: str, words: list[int] | None) -> str:
     """International numbers (+, 00) valid anywhere; national ones of many countries after a word such as
     "phone" or "tel"; else only North American numbers written like one ((415) 555-2671, 415-555-2671)."""
 
@@ -258,7 +265,8 @@ def _phones(text: str) -> str:
         if international:
             ok = _valid_phone("+" + raw.removeprefix("+").removeprefix("%2B").removeprefix("%2b").removeprefix("00"),
                               ("ZZ",))
-        elif _PHONE_WORDS.search(text, max(0, m.start() - 40), m.start()):
+        elif (_PHONE_WORDS.search(text, max(0, start - 40), start) if words is None
+              else any(start - 40 <= w < start for w in words)):
             ok = _valid_phone(raw, _PHONE_REGIONS)
         else:
             ok = _NANP.fullmatch(raw) is not None and _valid_phone(raw, ("US",))
@@ -271,6 +279,7 @@ HINTS = {
     "email": ("@", "%40", "&#64;", "&#x40;", "&commat;"),
     "spelled_email": _SPELLED_HINTS,
     "id_word": _ID_HINTS,
+    "phone_word": _PHONE_HINTS,
 }
 
 
@@ -295,5 +304,5 @@ def redact_personal(text: str, hits: Hits | None, digits: int) -> str:
     if digits >= 13:
         text = _DIGIT_RUN.sub(_cards, text)
     if digits >= 7:
-        text = _phones(text)
+        text = _phones(text, starts("phone_word"))
     return text

@@ -18,7 +18,7 @@ from condenser import credentials, personal
 from condenser.credentials import SECRET
 from condenser.models import Outcome, Step, Trajectory
 from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
-from condenser.scan import Hints
+from condenser.scan import Hints, nocase
 
 __all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
            "redact_text", "redact_trajectory"]
@@ -38,11 +38,14 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text.translate(_INVISIBLE))
 
 
+_DIGIT_RUNS = re.compile(r"\d+")
+
+
 def _digits(text: str) -> int:
     """How many digits `text` holds (str.count is faster than a regex on ASCII)."""
     if text.isascii():
         return len(text) - len(text.encode().translate(None, b"0123456789"))
-    return sum(c.isdigit() for c in text)
+    return sum(map(len, _DIGIT_RUNS.findall(text)))
 
 
 _HINTS = Hints({**credentials.HINTS, **personal.HINTS})
@@ -69,16 +72,16 @@ def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset(
 
 # -- values typed into password-like fields ---------------------------------------------------------------------
 
-_PASSWORD_WORDS = re.compile(
-    r"(?i)pass(?:word|wd|code|phrase|wort)|\bpwd\b|\bpin\b|\bcvv2?\b|\bcvc\b|security code|kennwort|wachtwoord"
+_PASSWORD_WORDS = re.compile(nocase(
+    r"pass(?:word|wd|code|phrase|wort)|\bpwd\b|\bpin\b|\bcvv2?\b|\bcvc\b|security code|kennwort|wachtwoord"
     r"|mot de passe|contrase(?:ñ|n)a|\bsenha\b|parola d|lösenord|passord|adgangskode|has(?:ł|l)o|\bheslo\b|salasana"
-    r"|şifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key")
+    r"|şifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key"))
 # A field named for something else: what is typed there is not a password, whatever the thought says.
-_OTHER_FIELD = re.compile(r"(?i)\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
-                          r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b")
+_OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
+                                 r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
 _TYPING_VERBS = (r"type|fill|input|input_text|send_keys|type_text|enter_text|set_value|fill_form|fill_field"
                  r"|fill_search|press_sequentially|insert_text|write|type_into")
-_CALL = re.compile(r"(?i)(?:^|[\s.;])(?:" + _TYPING_VERBS + r")\s*\((?P<args>.*)\)\s*$", re.S)
+_CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*$", re.S)
 _LITERAL = re.compile(r"(?:(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
 _VALUE_ARGS = {"text", "value", "keys", "content", "input", "string", "data", "password", "secret", "query"}
 _FORMS = [
@@ -92,7 +95,7 @@ _FORMS = [
 
 def _typed_value(action: str) -> tuple[int, int, str] | None:
     """(start, end, target) of the value an action types, or None when it types nothing."""
-    m = _CALL.search(action)
+    m = _CALL.search(action) if "(" in action else None
     if m:
         literals = list(_LITERAL.finditer(action, m.start("args"), m.end("args")))
         named = [lit for lit in literals if (lit.group("name") or "").lower() in _VALUE_ARGS]

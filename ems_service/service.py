@@ -237,7 +237,8 @@ class MemoryService:
         like a stored episode, so a secret in a query never reaches the embedder either."""
         if trajectory is not None:
             task, actions = redact_task_and_actions(trajectory)
-            return embed_text(task, trajectory.domain, actions)
+            domain = trajectory.domain and redact_text(trajectory.domain)  # a client-given domain is free text
+            return embed_text(task, domain, actions)
         return redact_text(text or "")
 
     def embed_query(self, namespace: str, text: str) -> np.ndarray:

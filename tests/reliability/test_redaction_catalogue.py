@@ -571,6 +571,13 @@ def test_catalogue_never_stored_embedded_returned_or_logged(settings, embedder, 
             responses.append(client.post("/v1/search", json={"text": text, "k": 5}))
             responses.append(client.post("/v1/search", json={"trajectory": run, "k": 5}))
             responses.append(client.post("/v1/coach", json={"trajectory": run}))
+        # a query's domain is free text too (and lower-cased by the model): it is embedded with the query
+        domain_secrets = [(secret, text) for name in ("emails", "phones", "secret_fields", "connection_strings")
+                          for secret, text in CLASSES[name][:4] if len(text) <= 255]
+        for _, text in domain_secrets:
+            query = {"task": "Buy a kettle", "domain": text, "steps": [{"action": "click(index=1)"}]}
+            responses.append(client.post("/v1/search", json={"trajectory": query, "k": 3}))
+        secrets += [secret.lower() for secret, _ in domain_secrets]
         ids = [r.json()["id"] for r in responses if r.request.url.path == "/v1/episodes" and r.status_code < 300]
         responses += [client.get(f"/v1/episodes/{i}", params={"include_trajectory": True}) for i in ids[:10]]
         responses += [client.get("/v1/episodes", params={"limit": 200}), client.get("/v1/lessons"),
