@@ -46,18 +46,26 @@ _EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _LOCAL + r"(?:@|%40|&#64;|&#x40;|&com
                        re.I)
 _AT = r"\s*(?:[\(\[\{<]\s*(?:at|@)\s*[\)\]\}>]|\s(?:at|AT)\s|-at-|_at_|@)\s*"
 _DOT = r"(?:\s*[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]\s*|\s+(?:dot|DOT)\s+|-dot-|_dot_|\.)"
-_SPELLED_RE = re.compile(r"(?<![\w.%+\-])(?P<local>[\w.%+\-]+)" + _AT + r"(?P<host>[^\W_][\w\-]*(?:" + _DOT
+_SPELLED_RE = re.compile(r"(?<![\w.%+\-'])(?P<local>[\w.%+\-']+)" + _AT + r"(?P<host>[^\W_][\w\-]*(?:" + _DOT
                          + r"[^\W_][\w\-]*)*" + _DOT + r"(?P<tld>[^\W\d_]{2,}))(?![\w\-])", re.I)
 
 
 def _spelled(m: re.Match[str]) -> str:
-    """x(at)example.com always; "x at example.com" only when it cannot be prose ("look at example.com")."""
+    """x(at)example.com always; the forms prose also has only with more evidence: "x at example.com" and
+    "x @ Example.Com" when the name has a dot, plus or underscore (jane.doe at ...) or the host is lower case
+    (jane @ example.com), "x_at_y.html" only with a spelled dot (x_at_example_dot_com)."""
     whole = m.group(0)
-    bracketed = re.search(r"[\(\[\{<_-]\s*at\s*[\)\]\}>_-]", whole, re.I)
-    spelled_dot = re.search(r"\sdot\s|[\(\[\{<]\s*dot", whole, re.I)
+    at = whole[len(m.group("local")):m.start("host") - m.start()].strip().casefold()
+    spelled_dot = re.search(r"\sdot\s|[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]|[-_]dot[-_]", whole, re.I) is not None
     local = m.group("local").strip(".")
     local_like = any(c in local for c in "._+%") and any(c.isalpha() for c in local)
-    return EMAIL if bracketed or spelled_dot or local_like or "@" in whole else whole
+    if at[:1] in "([{<":
+        return EMAIL
+    if at in ("-at-", "_at_"):
+        return EMAIL if spelled_dot else whole
+    if at == "@":
+        return EMAIL if local_like or spelled_dot or m.group("host").islower() else whole
+    return EMAIL if local_like or spelled_dot else whole
 
 
 def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:

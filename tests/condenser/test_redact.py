@@ -184,6 +184,8 @@ def test_redaction_is_idempotent_and_stable_under_normalization():
     "https://www.example.com/p?ts=1707104530216&CAWELAID=120223060001038208", "in 2024 we", "1,299.00 USD",
     "Departure 2024-03-15 10:30, return 15.03.2024", "Version 10.0.19041.1234", "page 1 of 12345678",
     "ZIP Code: 43085", "Promotional Code: ZJL", "press_key: Enter", "the key: use the arrow keys",
+    "http://www.camarilloairplane.com/instrument_rating_at_camarillo_airport.html",
+    "Absolute Beginner chords and tabs @ Ultimate-Guitar.Com page", "it's at example.com, not here",
 ])
 def test_useful_text_is_not_redacted(text):
     assert redact_text(text) == text
@@ -206,7 +208,7 @@ def test_dev_trajectories_change_only_where_a_secret_or_personal_datum_is():
                         changed.append((field, getattr(before, field), getattr(after, field)))
             changed += [("task", run.task, clean.task)] if run.task != clean.task else []
             changed += [("tags", run.tags, clean.tags)] if run.tags != clean.tags else []
-    assert len(changed) <= 150, len(changed)  # 138 when this test was written: 104 before issue 16
+    assert len(changed) <= 150, len(changed)  # 136 when this test was written: 104 before issue 16
     for field, before, after in changed:
         assert field != "tags", before
         assert any(p in str(after) for p in ("[EMAIL]", "[PHONE]", "[SECRET]", "[CARD]", "[ID]", "[IBAN]")), before

@@ -379,7 +379,7 @@ def card_numbers() -> Iterator[Variant]:
     separators = ["", " ", "-", ".", "\u00a0", "\u202f", "\u2009", "  "]
     prefixes = ["", "card ", "card:", "CC#", "Visa-", "card no.", "PAN=", "x", "cc_number=", "(", "Karte "]
     for brand, (prefix, length) in CARD_PREFIXES.items():
-        for _ in range(4):
+        for _ in range(8):
             pan = _pan(prefix, length)
             sep = RNG.choice(separators)
             groups = [pan[i:i + 4] for i in range(0, len(pan), 4)] if brand != "amex" else [pan[:4], pan[4:10], pan[10:]]
