@@ -46,7 +46,7 @@ _KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) + rest for p
                      + r")[A-Za-z0-9_\-+/=.~]*")
 # Telegram bot tokens start with digits; ":AA" is their hint
 _TELEGRAM = re.compile(r"(?<![\w])\d{8,10}:AA[A-Za-z0-9_\-]{30,}")
-_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+_SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([^\s\"'<>,;]{8,})")
 
 # Names of fields whose value is a secret, in the languages agents meet, matched as a word or as a part of an
 # identifier (user_password, clientSecret, DB-PASS, X-Api-Key) but never inside a word (bypass, secretary).
@@ -82,7 +82,11 @@ HINTS = {
 }
 
 
-_VALUE = r"(?P<val>\\?\"(?:[^\"\\]|\\.)*\\?\"|'[^']*'|`[^`]*`|[^\s&\"',;<>]+)"
+# A value: quoted, one token, or after ": " a few words that run to the end of the line or clause ("password:
+# correct horse battery staple").
+_VALUE = (r"(?P<val>\\?\"(?:[^\"\\]|\\.)*\\?\"|'[^']*'|`[^`]*`"
+          r"|(?<=: )(?:[^\s&\"',;<>.:=]+(?:\.[^\s&\"',;<>.:=]+)*[ \t]+){1,5}[^\s&\"',;<>.:=]+(?:\.[^\s&\"',;<>.:=]+)*"
+          r"(?=[ \t]*(?:$|\n|[,;]|\.(?:\s|$)))|[^\s\"',;<>]+)")
 _SUFFIX = r"(?:s?(?:[_.\-]?[A-Z0-9][A-Za-z0-9]*|[_.\-][a-z0-9]+)*)(?![a-z])"
 _NOT_VALUES = frozenset(
     "required incorrect invalid wrong correct not too empty missing expired weak strong case needed mandatory "
@@ -128,20 +132,23 @@ def _value_ok(value: str, strict: bool) -> bool:
 
 
 def _mask_value(m: re.Match[str], strict: bool) -> str:
+    """The match with its value replaced by [SECRET], or unchanged when the value is no secret."""
     value = m.group("val")
-    if not _value_ok(value, strict):
+    if _PLACEHOLDER.match(value.lstrip("\"'`\\")):
+        return m.group(0)  # redacted already
+    if value[:1] not in "\"'`\\":
+        if " " in value and (strict or m.group("strong") is None):
+            value = value.split(None, 1)[0]  # words after a weak name ("Pass: 3 days left") are prose: one token
+        if m.start() and m.string[m.start() - 1] in "?&":
+            value = value.split("&", 1)[0]  # a URL's query: "&" starts the next parameter
+        value = value.rstrip(")]}.,:")  # a bracket or stop that closes the surrounding text
+    if not value or not _value_ok(value, strict):
         return m.group(0)
-    tail = ""
-    if value[:1] not in "\"'`\\":  # a bracket or stop that closes the surrounding text is not part of the value
-        stripped = value.rstrip(")]}.,!?:")
-        value, tail = stripped, value[len(stripped):]
-        if not value:
-            return m.group(0)
-    return m.group(0)[: m.start("val") - m.start()] + SECRET + tail
+    return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 
 
 def _scheme(m: re.Match[str]) -> str:
-    credential = m.group(3).rstrip(".")
+    credential = m.group(3).rstrip(".)]}:")
     if m.group(1).casefold() == "bearer" or _looks_secret(credential):
         return m.group(1) + m.group(2) + SECRET + m.group(3)[len(credential):]
     return m.group(0)

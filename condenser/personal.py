@@ -115,8 +115,8 @@ def _ibans(text: str) -> str:
 # a text is scanned once; the group that matched says which check applies.
 _ID_FORMS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "us": (r"\b\d{3}[- ]\d{2}[- ]\d{4}\b", lambda v: ssn.is_valid(v) or itin.is_valid(v)),
-    "nino": (r"\b[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z] ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b",  # UK: no check digit
-             lambda v: v[:2] not in {"BG", "GB", "KN", "NK", "NT", "TN", "ZZ"}),
+    # UK: no check digit, and any two capitals (QQ, reserved for examples, is what documents and tests use)
+    "nino": (r"\b[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]\b", lambda v: True),
     "dni": (r"\b\d{8}-?[A-Z]\b", dni.is_valid),
     "nie": (r"\b[XYZ]-?\d{7}-?[A-Z]\b", nie.is_valid),
     "cf": (r"\b[A-Z]{6}\d{2}[A-Z]\d{2}[A-Z]\d{3}[A-Z]\b", codicefiscale.is_valid),
@@ -259,7 +259,7 @@ def _valid_phone(candidate: str, regions: tuple[str, ...]) -> bool:
 
 def _phones(text: str, words: list[int] | None) -> str:
     """International numbers (+, 00) valid anywhere; national ones of many countries after a word such as
-    "phone" or "tel"; else only North American numbers written like one ((415) 555-2671, 415-555-2671)."""
+    "phone" or "tel"; else only numbers written the North American way ((415) 555-2671, 415-555-2671)."""
 
     def one(m: re.Match[str]) -> str:
         raw, start, end = m.group(0).rstrip(" -.("), m.start(), m.end()
@@ -277,7 +277,7 @@ def _phones(text: str, words: list[int] | None) -> str:
               else any(start - 40 <= w < start for w in words)):
             ok = _valid_phone(raw, _PHONE_REGIONS)
         else:
-            ok = _NANP.fullmatch(raw) is not None and _valid_phone(raw, ("US",))
+            ok = _NANP.fullmatch(raw) is not None  # shaped like one: 555 numbers and unassigned area codes too
         return PHONE + m.group(0)[len(raw):] if ok else m.group(0)
 
     return _PHONE_RE.sub(one, text)

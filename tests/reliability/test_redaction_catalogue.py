@@ -10,6 +10,7 @@ import random
 import re
 import string
 from collections.abc import Iterator
+from urllib.parse import quote
 
 import phonenumbers
 import pytest
@@ -65,7 +66,8 @@ def secret_fields() -> Iterator[Variant]:
     for name in FIELD_NAMES:
         for form in ASSIGNMENTS:
             value = _password()
-            yield value, form.format(k=name, v=value)
+            in_url = form.startswith("https://")  # a value in a URL's query is percent-encoded
+            yield (quote(value, safe="") if in_url else value), form.format(k=name, v=quote(value, safe="") if in_url else value)
     for name in ["password", "Password", "PIN", "passcode", "passphrase", "secret", "api key", "access token"]:
         for form in SAYINGS:
             value = _password() if name != "PIN" else str(RNG.randint(10**7, 10**8))
@@ -451,9 +453,21 @@ def test_catalogue_is_large():
     assert all(size >= 40 for size in SIZES.values()), SIZES
 
 
+PASSWORD_CLASSES = {"secret_fields", "connection_strings"}
+
+
+def _piece_left(secret: str, text: str, out: str) -> bool:
+    """True when a piece of `secret` (a run of 3+ letters or digits) survives in `out` more often than the rest
+    of `text` holds it: a value cut short at a symbol ("[SECRET]&abc") leaks its tail."""
+    rest = normalize(text).replace(normalize(secret), " ")
+    return any(out.count(piece) > rest.count(piece) for piece in re.findall(r"[^\W_]{3,}", normalize(secret)))
+
+
 @pytest.mark.parametrize("name", sorted(CLASSES))
 def test_every_variant_is_redacted_in_text(name):
-    leaked = [(secret, text, redact_text(text)) for secret, text in CLASSES[name] if _leaks(secret, redact_text(text))]
+    leaked = [(secret, text, redact_text(text)) for secret, text in CLASSES[name]
+              if _leaks(secret, redact_text(text))
+              or (name in PASSWORD_CLASSES and _piece_left(secret, text, normalize(redact_text(text))))]
     assert not leaked, f"{len(leaked)} of {len(CLASSES[name])} leaked, e.g. {leaked[:3]}"
 
 
@@ -487,8 +501,8 @@ def test_every_field_of_a_run_is_redacted(name):
 def test_typed_passwords_are_redacted_everywhere():
     leaked = []
     for secret, run in TYPED:
-        clean = redact_trajectory(Trajectory.model_validate(run))
-        if _leaks(secret, clean.model_dump_json()):
+        clean = redact_trajectory(Trajectory.model_validate(run)).model_dump_json()
+        if _leaks(secret, clean) or _piece_left(secret, json.dumps(run, ensure_ascii=False), normalize(clean)):
             leaked.append((secret, run["steps"][1]))
     assert not leaked, f"{len(leaked)} of {len(TYPED)} leaked, e.g. {leaked[:3]}"
 
