@@ -144,6 +144,7 @@ def summarize_advice(records: list[dict]) -> dict:
         "advice_foreign": round(sum(r["foreign"] for r in spoke) / n, 4) if n else None,
         "advice_most_common": round(texts.most_common(1)[0][1] / n, 4) if n else None,
         "advice_distinct": len(texts),
+        "advice_most_common_text": texts.most_common(1)[0][0] if n else None,
         "advice_with_action_or_error": round(sum(r["actionable"] for r in spoke) / n, 4) if n else None,
         "looping_runs": len(loops),
         "looping_warned": round(sum(r["intervene"] and r["repeat"] for r in loops) / len(loops), 4) if loops else None,
