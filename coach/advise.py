@@ -135,6 +135,9 @@ def advise(
         parts.append(_plan_sentence(plan, run.domain))
     if failed_at is not None and (not signals or risk >= config.moderate_risk):
         parts.append(failed_at.words)
+    lesson = _usable_lesson(lessons or [], run)
+    if lesson:
+        parts.append(f"A lesson for this error: {lesson}")
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
     error = None
     top = signals[0] if signals else None
@@ -177,6 +180,16 @@ def advise(
     if guidance.intervene:
         guidance.system_message = render_system_message(guidance)
     return guidance
+
+
+def _usable_lesson(lessons: list[str], run: PartialRun) -> str | None:
+    """The first recalled lesson fit for the agent: recall serves seed and approved lessons only (a writer's
+    hand-added lesson waits for a verifier), and its words still pass the agent rules."""
+    for text in lessons[:3]:
+        t = clean(text)[:240]
+        if t and sanitize(t, 240) == t and check_agent_words(t, run=run, allowed=t) is None:
+            return t if t.endswith((".", "!", "?")) else t + "."
+    return None
 
 
 RUN_SIGNAL_MIN = 0.6  # a run signal this sure is said whatever the risk model and the memory say

@@ -17,9 +17,11 @@ from condenser import Step, action_target, action_verb, describe_action, domain_
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
                      r"|see more|view more|month|week|year|day)\b|[›»>]{1,2}|^\s*\d+\s*$", re.I)
 _STRUGGLE = re.compile(
-    r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't)|unable to|cannot find|can't find"
-    r"|couldn't find|could not find|not working|didn't work|did not work|doesn't seem|nothing happened|no change"
-    r"|stuck|same page|again|keeps? (?:failing|showing|returning)|not responding)\b", re.I)
+    r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't|isn't|aren't|appears?|shows?"
+    r"|empty|loading|nothing|missing)|unable to|cannot find|can't find|couldn't find|could not find|not working"
+    r"|didn't (?:work|open|load|change|respond)|did not (?:work|open|load|change)|doesn't (?:seem|appear|open|work)"
+    r"|(?:aren't|isn't|not) (?:showing|loading|appearing|displayed|visible|responding)|nothing happened|no change"
+    r"|stuck|same page|again|keeps? (?:failing|showing|returning)|not responding|appears? (?:empty|blank))\b", re.I)
 
 WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     "consent": {

@@ -233,7 +233,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if value:
             return f"type '{value}'" + (f" into the '{field}' field" if field else "")
         return f"fill in the '{field}' field with the value your task gives" if field else None
-    target = _desc_label(description) or action_label(action)
+    labeled = re.search(r"labeled '([^']{1,60})'", description or "")
+    target = (label(labeled.group(1)) if labeled else None) or action_label(action) or _desc_label(description)
     if not target:
         return None
     if _foreign(target, task, other_task):

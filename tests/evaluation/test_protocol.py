@@ -15,7 +15,9 @@ from tests.conftest import dev_records
 HEADLINE = {"p1_domain", "p5_domain", "mrr_domain", "p5_family", "auc_t3", "auc_t5", "auc_t10", "auc_t5_seed",
             "auc_t5_no_memory", "brier_t5", "next_action_coverage", "next_action_precision",
             "next_action_precision_frequency", "intervene_precision", "intervene_recall", "healthy_interrupted",
-            "episodes", "seconds"}
+            "auc_t5_served", "advice_internals", "advice_grounded", "advice_foreign", "advice_most_common",
+            "advice_distinct", "advice_with_action_or_error", "looping_warned", "scroll_repeats_interrupted",
+            "walls_named", "advice_healthy_interrupted", "template_p5_webarena", "episodes", "seconds"}
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +63,11 @@ def test_report_is_deterministic_and_complete(files, embedder, tmp_path):
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
     assert set(first["headline"]) == HEADLINE - {"seconds"}
     assert set(first["files"]) == {"wc.jsonl", "abp.jsonl"}
+    # the advice section: every intervention's message checked, ten verbatim messages at most, WebArena templates
+    assert first["details"]["wc.jsonl"]["advice_interventions"] > 0
+    assert first["details"]["wc.jsonl"]["advice_internals"] == 0.0
+    assert len(first["messages"]) <= 10 and all(m["system_message"].startswith("WebCoach") for m in first["messages"])
+    assert first["template_retrieval"]["available"] and first["headline"]["template_p5_webarena"] >= 0.6
     assert first["headline"]["episodes"] == 120
     wc = first["files"]["wc.jsonl"]
     assert 0 <= wc["p5_domain"] <= 1 and wc["auc_t5"] is not None

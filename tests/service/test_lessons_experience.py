@@ -161,7 +161,7 @@ def test_relabel_removes_an_episode_from_playbooks_and_coaching(client, rt):
     partial = PartialRun.model_validate({"task": "Buy a kettle on shop", "start_url": url,
                                          "steps": [{"action": "CLICK [link] Kettles"}]})
     g, _ = rt.coach.coach(namespace="default", run=partial)
-    assert g.suggested_action == "click add to cart"
+    assert g.suggested_action == "click 'Add to cart'"
     r = client.post(f"/v1/episodes/{eid}/label", json={"success": False, "label_source": "judge"})
     assert r.status_code == 200 and r.json()["success"] is False and r.json()["label_source"] == "judge"
     res = client.get("/v1/experience", params={"url": url, "intent": "buy"}).json()
