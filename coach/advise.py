@@ -16,7 +16,19 @@ from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
 from coach.runstate import Signal, run_signals
 from coach.safety import sanitize
-from coach.words import carries_ids, clean, hosts_in, same_site, shows_internals, site
+from coach.words import (
+    carries_ids,
+    clean,
+    disguised_hosts,
+    hosts_in,
+    odd_letters,
+    role_marker,
+    same_site,
+    scripts_of,
+    shows_internals,
+    site,
+    spells_instruction,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -61,9 +73,9 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
 
 def render_system_message(guidance: Guidance) -> SystemMessage:
     """The system message: the coach's own words only (no scores, no quoted text from other runs)."""
-    lines = ["WebCoach (advice from your own run and from earlier runs on this site):", guidance.advice]
+    lines = ["Coaching for this run (from what it shows and from earlier runs on this site):", guidance.advice]
     if guidance.suggested_action:
-        lines.append(f"Suggested next step: {guidance.suggested_action}.")
+        lines.append(f"Try next: {guidance.suggested_action}.")
     if guidance.error_to_avoid:
         lines.append(f"Avoid: {guidance.error_to_avoid}.")
     return SystemMessage(role="system", content="\n".join(lines)[:2000])
@@ -252,10 +264,13 @@ def check_agent_words(text: str, *, run: PartialRun, allowed: str) -> str | None
     t = clean(text)
     if carries_ids(t):
         return "element ids or coordinates"
-    if any(not same_site(h, run.domain) for h in hosts_in(t)):
+    if any(not same_site(h, run.domain) for h in hosts_in(t) | disguised_hosts(t)):
         return "another site"
-    if sanitize(t, 10_000) != t:
+    if sanitize(t, 10_000) != t or spells_instruction(t) or role_marker(t) or odd_letters(t) or re.search(
+            r"\b(?:inst|sys|developer|system)\b", t, re.I):
         return "role markup or instructions"
+    if not scripts_of(t) <= (scripts_of(clean(run.task)) or {"LATIN"}):
+        return "another script than the task's"
     if shows_internals(t):
         return "model internals"
     pool = " ".join([clean(run.task), clean(allowed)] + [clean(st.action) for st in run.steps]).lower()

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from coach.models import PartialRun
-from coach.words import action_label, clean, error_class, label, page, site
+from coach.words import action_label, clean, error_class, label, page, site, task_label, typed_value
 from condenser import Step, action_target, action_verb, describe_action, domain_of
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
@@ -70,9 +70,21 @@ def _raw(step: Step) -> str:
     return " ".join(step.action.lower().split())
 
 
-def _target(step: Step) -> str | None:
-    """The visible label of what a step acted on: from the action text, else from the agent's own thought."""
+def _target(step: Step, task: str = "") -> str | None:
+    """The visible label of what a step acted on: from the action text, else from the agent's own thought.
+
+    For typing, the field's label, never the typed text; a label in another script than the task's is
+    described, not quoted."""
+    if action_verb(step.action) in {"type", "search", "select"}:
+        hint = re.search(r"\[(?:textbox|searchbox|combobox|input|select|listbox)\]\s*([^\[\]]{2,40})$", step.action.strip(), re.I)
+        field = task_label(hint.group(1), task) if hint else None
+        value = typed_value(step.action)
+        return None if field is None or (value and value.lower() in field.lower()) else field
+    if action_verb(step.action) not in {"click", "hover", "drag", "navigate"}:
+        return None  # press_sequentially("..."), write("...") and their kin carry typed text, never a label
     direct = action_label(step.action)
+    if direct and task and not task_label(direct, task):
+        return None
     if direct:
         return direct
     desc = describe_action(step.action, step.thought)
@@ -124,7 +136,7 @@ def _repeat(run: PartialRun) -> Signal | None:
             return None
         tail = same
     changes = [_changed(a, b) for a, b in zip(tail, tail[1:], strict=False)]
-    target = _target(steps[-1])
+    target = _target(steps[-1], run.task)
     paging = bool(target and _PAGING.search(target)) or bool(_PAGING.search(action_target(steps[-1].action) or ""))
     if any(c is True for c in changes) and (paging or verb in {"scroll", "wait"}):
         return None  # paging or scrolling through changing pages: progress
@@ -188,7 +200,7 @@ def _stall(run: PartialRun) -> Signal | None:
     if failed < 2 and not any(_STRUGGLE.search(s.thought or "") for s in tail[-3:]):
         return None
     where = page(steps[-1].url, run.domain) or "the same page"
-    target = _target(steps[-1])
+    target = _target(steps[-1], run.task)
     last = f" (last: {action_verb(steps[-1].action)} '{target}')" if target else ""
     failures = f", and {failed} of those actions failed" if failed else ""
     return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2),
@@ -271,7 +283,7 @@ def _struggle(run: PartialRun) -> Signal | None:
     if len(recent) < 3 or hits < 2:
         return None
     where = page(run.steps[-1].url, run.domain)
-    target = _target(run.steps[-1])
+    target = _target(run.steps[-1], run.task)
     did = f" ({action_verb(run.steps[-1].action)} '{target}')" if target else ""
     return Signal("struggle", 0.55,
                   f"Your own notes say the last steps{did}{' on ' + where if where else ''} are not working. Stop and "

@@ -24,24 +24,47 @@ from condenser.sites import registrable_domain
 
 _INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
-# Latin look-alikes of Cyrillic and Greek letters: folded before the checks (never in the output).
-_CONFUSABLES = str.maketrans("аеорсухіјѕԁԛԝаАВЕКМНОРСТУХІЈЅαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-                             "aeopcyxijsdqwaABEKMHOPCTYXIJSabeikvoptyxABEZHIKMNOPTYX")
-# Words that make a label read as an instruction, or name a role, in the languages agents meet most often.
-_DENY = re.compile(
-    r"\b(?:ignore|ignoring|disregard|forget|override|obey|instruction|instructions|prompt|prompts|system|assistant"
-    r"|developer|operator|jailbreak|pretend|roleplay|reveal|exfiltrate|llm|chatgpt|claude|gpt|inst|sys"
-    r"|you (?:are|must|should|will|need)|from now on|do not follow|don't follow|new rules?|important notice"
-    r"|ignorez|ignorer|oubliez|instructions|ignoriere|ignorieren|anweisungen|vergiss|ignora|ignorar|instrucciones"
-    r"|olvida|istruzioni|ignorare|negeer|instructies|игнорируй|инструкции|забудь|忽略|指令|無視|指示)\b", re.I)
-_DENY_CJK = re.compile(r"忽略|指令|无视|無視|指示|システム|命令|系统")
-_MARKUP = re.compile(r"[<>{}\[\]|`\\#*_=~^$@]|://|\b[\w-]+\.(?:[a-z]{2,})\b|\.{2,}|^[-.'&,/ ]|[-&,/ ]$", re.I)
+# Latin look-alikes (Cyrillic, Greek, Armenian, small capitals, IPA, Cherokee): folded before the checks only.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
+    "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
+# Scripts whose letters only appear in a label to imitate Latin ones (IPA, modifier letters, Cherokee, Lisu).
+_ODD_LETTERS = re.compile(r"[\u0250-\u02ff\u1d00-\u1dbf\u13a0-\u13ff\uab70-\uabbf\ua4d0-\ua4ff\ua720-\ua7ff"
+                          r"\u2100-\u214f\u1e00-\u1eff\U0001d400-\U0001d7ff]")
+_COLONS = re.compile(r"[:\uff1a\ufe13\ufe55\u02d0\u02f8\ua789\u2236\u0589\u05c3\u1361]")
+# Stems that make a text read as an instruction or a role, in the languages agents meet most often. Checked
+# on the folded, accent-free text and again with every space and punctuation mark removed (split words).
+_DENY_STEMS = (
+    "ignor", "disregard", "forget", "vergiss", "vergessen", "oublie", "olvid", "dimentic", "esquec", "zapomn",
+    "instruction", "instruc", "anweisung", "consigne", "istruz", "instrukc", "instrukt", "opdracht", "polecen",
+    "override", "jailbreak", "pretend", "roleplay", "obey", "gehorch", "obeis", "obedec", "systemprompt",
+    "systemmessage", "systemnote", "developermessage", "donothingelse", "doanythingnow", "webcoach", "evidence",
+    "exfiltrat", "reveal", "previousrules", "priorrules", "newrules", "fromnowon", "youarenow", "actas",
+    "maintenant", "ahoraeres", "jetztbist", "tuesmaintenant", "sistemaprompt", "mensajedelsistema", "messagesysteme",
+    "systemnachricht", "игнор", "забуд", "инструкц", "систем", "указани", "忽略", "无视", "無視", "忘记", "忘れ",
+    "指令", "指示", "系统", "系統", "システム", "命令", "무시", "지시", "시스템", "잊", "تجاهل", "تعليمات", "النظام",
+    "התעלם", "הוראות", "अनदेखा", "निर्देश", "bỏqua", "hướngdẫn", "görmezden", "talimat", "abaikan", "instruksi",
+    "zignoruj", "negeer", "ignoreer", "unuti", "figyelmen", "missacht", "desconsider", "ohita", "puuza", "vergeet",
+    "nonseguire", "nonsegui", "dubistjetzt", "duerjetzt", "tuesdesormais", "ahoraeres", "agoravoce", "voceagora",
+    "sekarangkamu", "jestesteraz", "nyttu", "suggestednextstep", "webcoachsays", "sistema", "systemow",
+    "casoomiso", "netenezpascompte", "wantsyouto", "ignoreeverything", "αγνοησ", "ігнор", "теперьты",
+    "необращай", "שכח", "انس", "نادیده", "あなたは今から", "你现在是", "너는이제", "不要理会", "잊어",
+    "imstart", "imend", "endoftext", "startofturn", "endofturn",
+)
+_DENY_WORDS = re.compile(
+    r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|dan|inst|sys|prompt|prompts"
+    r"|you are|you must|you should|you will|you need|do not|don't)\b", re.I)
+_HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\]|\bdot\b)\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+                       r"|xn--|javascript|data:|file:|://|//", re.I)
+_IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|id)\b"
+                      r"|\b[a-z]\d{2,}\b|-btn\b|^\.|\bx\s*\d{2,}\s*y\s*\d{2,}\b|\d+\s*,\s*\d+|\b\d{5,}\b", re.I)
+_MARKUP = re.compile(r"[<>{}\[\]|`\\#*_=~^$@]|\.{2,}|^[-.'&,/ ]|[-&,/ ]$", re.I)
 _LABEL_OK = re.compile(r"^[\w .,'&/()+%?!-]+$")
 _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
 _IDLIKE = re.compile(r"(?=.*\d)[A-Za-z0-9_-]{6,}|\d{3,}")
 _SPACES = re.compile(r"\s+")
 
-MAX_LABEL_WORDS = 6
+MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 40
 
 
@@ -55,27 +78,71 @@ def clean(text: str | None) -> str:
 
 
 def _folded(text: str) -> str:
-    return text.translate(_CONFUSABLES).lower()
+    """Look-alikes folded to Latin, accents dropped, lower case: what a text spells."""
+    text = text.translate(_CONFUSABLES)
+    text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    return text.lower()
+
+
+def _spells_instruction(text: str) -> bool:
+    folded = _folded(clean(text))
+    squeezed = re.sub(r"[\W_]+", "", folded)
+    return any(stem in folded or stem in squeezed for stem in _DENY_STEMS)
 
 
 def instruction_like(text: str) -> bool:
     """True when text reads as an instruction or carries role markup (checked after normalization)."""
-    t = _folded(clean(text))
-    return bool(_DENY.search(t) or _DENY_CJK.search(t) or re.search(r"[<>\[\]{}|`]", t))
+    t = clean(text)
+    return bool(_spells_instruction(t) or _DENY_WORDS.search(_folded(t)) or _COLONS.search(t)
+                or re.search(r"[<>\[\]{}|`]", t))
 
 
 def label(text: str | None) -> str | None:
-    """A visible element label fit to quote to the agent, or None."""
-    t = clean(text).strip(" .,:;'\"")
+    """A visible element label fit to quote to the agent, or None.
+
+    At most 5 words / 40 characters of one script, no markup, colon, host, address, id or selector, nothing
+    that spells an instruction or a role once look-alikes are folded and splits are undone.
+    """
+    t = clean(text).strip(" .,;'\"")
     if not t or len(t) > MAX_LABEL_CHARS or len(t.split()) > MAX_LABEL_WORDS:
         return None
-    if not _LABEL_OK.match(t) or _MARKUP.search(t) or instruction_like(t):
+    if not _LABEL_OK.match(t) or _MARKUP.search(t) or _ODD_LETTERS.search(t) or instruction_like(t):
+        return None
+    if _HOSTLIKE.search(t) or _IDWORDS.search(t):
         return None
     if not any(c.isalpha() for c in t) or (" " not in t and _IDLIKE.fullmatch(t)):
         return None
-    if t != _folded(t) and t.translate(_CONFUSABLES) != t:  # mixed scripts that fold to Latin: a homoglyph trick
+    if t.translate(_CONFUSABLES) != t or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
         return None
+    if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t):  # an index or id, not a year
+        return None
+    if sum(len(w) <= 2 for w in t.split()) > 2 or re.search(r"\w[-/%]\w", t) and not re.search(r"\d", t):
+        return None  # words split into fragments ("I g n o r e", "ig-nore")
     return t
+
+
+def scripts_of(text: str) -> set[str]:
+    """The writing systems of the letters in `text` (LATIN, CYRILLIC, CJK, ARABIC, ...)."""
+    scripts = set()
+    for c in text:
+        if c.isalpha():
+            name = unicodedata.name(c, "?").split(" ")[0]
+            scripts.add("CJK" if name in {"CJK", "HIRAGANA", "KATAKANA", "HANGUL"} else name)
+    return scripts
+
+
+def _mixed_scripts(text: str) -> bool:
+    return len(scripts_of(text)) > 1
+
+
+def task_label(text: str | None, task: str) -> str | None:
+    """`label(text)`, and only when it is written in a script of the task: a label in another script than the
+    task's own language is not what the agent reads on its page, so it is described, not quoted."""
+    found = label(text)
+    if found is None:
+        return None
+    own = scripts_of(clean(task)) or {"LATIN"}
+    return found if scripts_of(found) <= own else None
 
 
 def site(domain: str | None) -> str | None:
@@ -98,7 +165,14 @@ def same_site(url_or_domain: str | None, domain: str | None) -> bool:
     return registrable_domain(host) == registrable_domain(domain)
 
 
-def page(url: str | None, domain: str | None) -> str | None:
+def _bad_segment(segment: str) -> bool:
+    """A path segment that hides a host, an address or an instruction (`evil.com`, `10.0.0.1`, `ignore_rules`)."""
+    words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
+    return bool(disguised_hosts(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
+                or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words))
+
+
+def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     """The path of `url` when it is on the run's own site, shortened: `/event/9`, `/checkout`; else None."""
     u = clean(url)
     if not u or not same_site(u, domain):
@@ -107,7 +181,12 @@ def page(url: str | None, domain: str | None) -> str | None:
         path = urlsplit(u if "://" in u else "http://x" + (u if u.startswith("/") else "/" + u)).path
     except ValueError:
         return None
+    if "//" in path.strip("/"):
+        return None
     segments = [s for s in path.split("/") if s]
+    if any(_bad_segment(seg) for seg in segments):
+        return None
+    segments = segments[:depth]
     if not segments:
         return "the home page"
     if len(segments) > 3 or not all(_PATH_SEG.match(s) for s in segments):
@@ -186,6 +265,8 @@ def value_in_task(value: str | None, task: str) -> str | None:
 
 def action_label(action: str) -> str | None:
     """The visible label an action names, in its own case (`click('Buy')` -> `Buy`), or None."""
+    if re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": the number is an element index
+        return None
     target = action_target(action)
     if not target:
         return None
@@ -216,13 +297,24 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         target = action_target(action)
         if not same_site(target or url, domain):
             return None
-        where = page(target, domain) if target else None
+        where = page(target, domain, depth=1) if target else None  # the section, not another task's parameters
         return f"go to {where} on {site(domain)}" if where and site(domain) else None
     if verb in {"scroll", "back", "forward"}:
         return _VERB_WORDS[verb]
+    if verb == "press":
+        key = re.search(r"\b(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|page ?(?:up|down)"
+                        r"|home|end)\b", action_target(action) or "", re.I)
+        raw = re.match(r"\s*([A-Za-z_]+)", action)
+        if not key or (raw and raw.group(1).lower() not in {"press", "keypress", "key", "send_key", "send_keys", "enter"}):
+            return None  # press_sequentially("...") and its kin type text: never echoed
+        return f"press {key.group(1).title()}"
     if verb in {"type", "search", "select"}:
-        value = value_in_task(typed_value(action), task)
+        raw_value = typed_value(action)
+        value = value_in_task(raw_value, task)
         field = _field_label(action, description)
+        if field and raw_value and not value and _folded(raw_value)[:40] in _folded(field) or (
+                field and _foreign(field, task, other_task)):
+            field = None  # the "field" is the other run's value
         if verb == "select":
             if value:
                 return f"select '{value}'" + (f" in '{field}'" if field else "")
@@ -234,7 +326,11 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
             return f"type '{value}'" + (f" into the '{field}' field" if field else "")
         return f"fill in the '{field}' field with the value your task gives" if field else None
     labeled = re.search(r"labeled '([^']{1,60})'", description or "")
-    target = (label(labeled.group(1)) if labeled else None) or action_label(action) or _desc_label(description)
+    target = (label(labeled.group(1)) if labeled else None) or action_label(action)
+    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
+        target = _desc_label(description)
+    if target and not task_label(target, task):
+        target = None
     if not target:
         return None
     if _foreign(target, task, other_task):
@@ -267,7 +363,7 @@ _INTERNALS = re.compile(
     r"this agent|long,? constrained task|signals?)\b|\(\d\.\d\d\)|\b0\.\d{2}\b", re.I)
 _FOREIGN_IDS = re.compile(
     r"\b(?:index|bid|idx|element_id|node)\s*[=:]\s*\d+|\[\s*\d+\s*\]|\(\s*\d+\s*,\s*\d+\s*\)|#[A-Za-z][\w-]*\d[\w-]*"
-    r"|\b(?:click|type|select|hover)\s*\(\s*['\"]?\d+|\bclick\s+\d+\b|\bat \(\d", re.I)
+    r"|\b(?:click|type|select|hover)\s*\(\s*['\"]?\d+|\bclick\s+\d+\b|\bat \(\d|\bindex\s+\d+", re.I)
 
 
 def shows_internals(text: str) -> bool:
@@ -284,3 +380,43 @@ def hosts_in(text: str) -> set[str]:
     """Host names mentioned in text."""
     return {m.lower() for m in re.findall(r"\b(?:[a-z0-9-]+\.)+(?:com|org|net|gov|edu|io|co|uk|de|fr|example|info"
                                           r"|biz|us|ca|au|jp|app|dev|ai|xyz|ru|cn)\b", clean(text), re.I)}
+
+
+def spells_instruction(text: str) -> bool:
+    """True when text spells an instruction or a role word once look-alikes are folded and splits undone."""
+    folded = _folded(clean(text))
+    squeezed = re.sub(r"[\W_]+", "", folded)
+    return _spells_instruction(text) or bool(re.search(r"\b(?:act as|pretend|you are now|do anything now)\b", folded)
+                                             or re.search(r"system|assistant|developer", squeezed))
+
+
+def role_marker(text: str) -> bool:
+    """A role name followed by a colon or a look-alike of one, or chat-template markup."""
+    t = _folded(clean(text))
+    colon = _COLONS.pattern[1:-1]
+    return bool(re.search(rf"\b(?:system|assistant|user|human|developer|operator|ai|model|bot|tool|function)\s*[{colon}]",
+                          t) or re.search(r"[<>{}\[\]|`]", t))
+
+
+def odd_letters(text: str) -> bool:
+    """Letters that only stand in for Latin ones (small capitals, IPA, Cherokee ...), or mixed look-alikes."""
+    t = clean(text)
+    words = re.findall(r"\w+", t)
+    return bool(_ODD_LETTERS.search(t)) or any(w.translate(_CONFUSABLES) != w and _mixed_scripts(w) for w in words)
+
+
+def disguised_hosts(text: str) -> set[str]:
+    """Host names written to slip past a plain host pattern: `evil . com`, `evil(dot)com`, `evil[.]com`, IPs."""
+    t = clean(text).lower()
+    t = re.sub(r"(?<=\w)\s*(?:\(dot\)|\[dot\]|\[\.\]|\{dot\}|\bdot\b|[.\u00b7\u2027\u2022\u3002\uff0e\uff61\u2024])\s*(?=\w)",
+               ".", t)
+    found = set(re.findall(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\bxn--[\w.-]+", t))
+    found |= {m for m in re.findall(r"\b(?:[a-z0-9-]+\.)+[a-z]{2,24}\b", t)
+              if m.rsplit(".", 1)[-1] in _TLDS}
+    if re.search(r"javascript:|data:|file:|//", t):
+        found.add("javascript:")
+    return found
+
+
+_TLDS = frozenset("com org net gov edu io co uk de fr es it nl ru cn jp kr in br au ca us info biz app dev ai xyz "
+                  "site online shop store top me tv cc ly gg example test local internal".split())

@@ -66,7 +66,7 @@ def test_report_is_deterministic_and_complete(files, embedder, tmp_path):
     # the advice section: every intervention's message checked, ten verbatim messages at most, WebArena templates
     assert first["details"]["wc.jsonl"]["advice_interventions"] > 0
     assert first["details"]["wc.jsonl"]["advice_internals"] == 0.0
-    assert len(first["messages"]) <= 10 and all(m["system_message"].startswith("WebCoach") for m in first["messages"])
+    assert len(first["messages"]) <= 10 and all(m["system_message"].startswith("Coaching for this run") for m in first["messages"])
     assert first["template_retrieval"]["available"] and first["headline"]["template_p5_webarena"] >= 0.6
     assert first["headline"]["episodes"] == 120
     wc = first["files"]["wc.jsonl"]
