@@ -137,7 +137,8 @@ def advise(
     enough_evidence = best_sim >= config.min_similarity
     threshold = max(model.threshold, config.moderate_risk) if model.threshold is not None else config.high_risk
     strong = [s for s in signals if s.confidence >= RUN_SIGNAL_MIN]
-    memory_words = plan is not None or failed_at is not None
+    # memory speaks only with something specific: a plan, or the step where a similar run went wrong
+    memory_words = plan is not None or (failed_at is not None and failed_at.specific)
     speak = bool(strong) or (bool(signals) and risk >= config.moderate_risk) or (
         enough_evidence and memory_words and (
             risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))

@@ -35,6 +35,7 @@ class FailurePoint:
     words: str
     episode_id: int
     same_template: bool
+    specific: bool = True  # a step that went wrong (False: only how the run ended)
 
 
 def on_site(neighbours: list[Neighbour], domain: str | None) -> list[Neighbour]:
@@ -120,7 +121,8 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
-                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.", n.id, template)
+                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.", n.id, template,
+                                    specific=bool(where))
     return None
 
 

@@ -868,7 +868,9 @@ def test_agent_words_keep_the_rule(case: Case):
             sk = visible(text)
             assert EVIDENCE_CLOSE not in sk and EVIDENCE_OPEN not in sk and "<|" not in sk and "[INST]" not in sk
     assert _channel_used(g, scenario), f"the attacked channel ({scenario.uses}) was not used: {g.rationale}"
-    assert g.intervene and g.system_message is not None
+    # silence is a safe answer (a failure point whose step had nothing quotable is not said on its own); the
+    # agent-facing fields are checked either way, since a client may read `advice` without the message
+    assert (g.system_message is not None) == g.intervene
     problems = {name: v for name, text in agent_texts(g).items()
                 if (v := violations(text, own=OWN, forbidden=case.forbidden))}
     if case.expect_in is not None:  # a control: the whitelisted fragment must come through and pass the checker
