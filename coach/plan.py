@@ -121,7 +121,8 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
-                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.", n.id, template,
+                budget = f" You have taken {len(run.steps)} steps so far." if category == "step_limit" else ""
+                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.{budget}", n.id, template,
                                     specific=bool(where))
     return None
 

@@ -56,6 +56,12 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
 }
 
 
+_HANDLED = re.compile(r"\b(?:accepted|dismissed|closed|handled|gone|cleared|rejected|got rid of|now (?:i|let)"
+                      r"|need to accept|let me accept|i'll accept|will accept)\b", re.I)
+_BLOCKING = re.compile(r"\b(?:blocking|blocks|in the way|covers|covering|obscur\w*|won't go away|keeps? (?:coming|"
+                       r"appearing|showing)|can't (?:close|dismiss|get past)|cannot (?:close|dismiss|get past))\b", re.I)
+
+
 @dataclass(frozen=True)
 class Signal:
     """One finding about the run: its kind, how sure we are, and what the agent reads."""
@@ -252,7 +258,10 @@ def _walls(run: PartialRun) -> list[Signal]:
         in_url = bool(last.url and patterns["url"].search(last.url))
         hard = [t for t in (last.observation, last.error) if t]
         in_page = any(patterns["text"].search(clean(t)[:5000]) for t in hard)
-        in_words = bool(last.thought and patterns["text"].search(clean(last.thought)))
+        # the agent's own words name a wall only when they say it is still in the way, not that it was handled
+        words = clean(last.thought or "")
+        in_words = bool(words and patterns["text"].search(words) and not _HANDLED.search(words)
+                        and (_STRUGGLE.search(words) or _BLOCKING.search(words)))
         before = bool(prev and (
             (prev.url and patterns["url"].search(prev.url))
             or any(patterns["text"].search(clean(t)[:5000]) for t in (prev.observation, prev.error, prev.thought) if t)))

@@ -28,10 +28,21 @@ _CONFUSABLES = str.maketrans("аеорсухіјѕԁԛԝАВЕКМНОРСТУХ
 _FENCE = re.compile(r"`{3,}|<{3,}|>{3,}")
 
 
+# Cheap necessary conditions: a text without any of these cannot match the pattern (checked lower-cased, folded).
+_ROLE_HINTS = ("<", "[", "#", "evidence", "system", "assistant", "user", "developer", "human", "operator",
+               "important notice")
+_INSTRUCTION_HINTS = ("ignor", "disregard", "forget", "override", "oubliez", "vergiss", "olvida", "you are now",
+                      "new instruction", "act as", "system prompt", "you must now", "obey", "忽略", "无视", "無視")
+
+
 def _remove(pattern: re.Pattern[str], text: str) -> str:
     """Replace matches by `[removed]`, matching on a copy with Cyrillic/Greek look-alikes folded to Latin (one
     character for one, so spans line up) while the rest of the text keeps its own script."""
     folded = text.translate(_CONFUSABLES)
+    low = folded.lower()
+    hints = _ROLE_HINTS if pattern is _ROLE_MARKERS else _INSTRUCTION_HINTS
+    if not any(h in low for h in hints):
+        return text
     spans = [m.span() for m in pattern.finditer(folded)]
     for start, end in reversed(spans):
         text = text[:start] + "[removed]" + text[end:]

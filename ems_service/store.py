@@ -167,6 +167,15 @@ class Store(IndexFeed):
         with self.session() as s:
             return {r.id: r for r in s.scalars(q)}
 
+    def tasks(self, namespace: str, ids: list[int]) -> dict[int, tuple[str, str | None]]:
+        """(task, domain) by id: what ranking a wider candidate pool needs, without loading the rows."""
+        if not ids:
+            return {}
+        q = select(EpisodeRecord.id, EpisodeRecord.task, EpisodeRecord.domain).where(
+            EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+        with self.session() as s:
+            return {r.id: (r.task, r.domain) for r in s.execute(q)}
+
     def list(self, namespace: str, flt: EpisodeFilter, *, after_id: int | None, limit: int) -> list[EpisodeRecord]:
         """Episodes in id order after the cursor `after_id`."""
         q = select(EpisodeRecord).where(EpisodeRecord.namespace == namespace)
