@@ -9,6 +9,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from condenser import classify_intent, domain_of, url_pattern
+from condenser.redact import redact_text
 from condenser.sites import registrable_domain
 from ems_service.errors import BadRequest, Conflict, LimitExceeded
 from ems_service.store import Store, aware, utcnow
@@ -174,8 +175,8 @@ class ExperienceService:
             if row is not None and row.verified:
                 raise Conflict(f"facts for ({dom}, {intent_}) are verified and can no longer be merged into")
             merged = {k: dict.fromkeys(row.facts.get(k, []) if row is not None else []) for k in FACT_KEYS}
-            for key, values in facts.items():
-                merged[key].update(dict.fromkeys(values))
+            for key, values in facts.items():  # stored text: redacted like every stored field
+                merged[key].update(dict.fromkeys(redact_text(v) for v in values))
                 if len(merged[key]) > self.max_items:
                     raise LimitExceeded(f"facts {key} for ({dom}, {intent_}) would hold {len(merged[key])} items; "
                                         f"the limit is {self.max_items} (EMS_LIMITS__MAX_ITEMS)")

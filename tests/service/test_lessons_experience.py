@@ -213,3 +213,13 @@ def test_events_filter_by_time(client, rt):
     assert [e["type"] for e in later] == ["domain_recall"]
     earlier = client.get("/v1/events", params={"until": mid.isoformat()}).json()["items"]
     assert "tier1_loaded" in [e["type"] for e in earlier] and "domain_recall" not in [e["type"] for e in earlier]
+
+
+def test_facts_are_redacted_before_they_are_stored(client):
+    r = client.post("/v1/facts", json={"domain": "shop.example.com", "intent": "login", "interaction_hints": [
+        "log in as ann@example.com with password hunter2hunter2", "card 4111 1111 1111 1111 is on file"]})
+    assert r.status_code == 200
+    stored = " ".join(client.get("/v1/experience", params={"url": "https://shop.example.com/", "intent": "login"})
+                      .json()["facts"]["interaction_hints"])
+    for secret in ("ann@example.com", "hunter2hunter2", "4111 1111 1111 1111"):
+        assert secret not in stored
