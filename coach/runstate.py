@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from coach.models import PartialRun
-from coach.words import action_label, clean, error_class, label, page, site, task_label, typed_value
+from coach.words import TAG_NAMES, action_label, clean, error_class, label, page, site, task_label, typed_value
 from condenser import Step, action_target, action_verb, describe_action, domain_of
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
@@ -152,7 +152,9 @@ def _repeat(run: PartialRun) -> Signal | None:
     n = len(tail)
     where = page(steps[-1].url, run.domain)
     coords = re.search(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+", steps[-1].action)
-    what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click" else "the same element")
+    tag = re.search(r"\[([A-Za-z]+)\]", steps[-1].action)
+    kind = f"{tag.group(1).lower()} " if tag and tag.group(1).lower() in TAG_NAMES else ""  # a fixed vocabulary
+    what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click" else f"the same {kind}element")
     if verb in {"type", "search"}:
         what = "the same text" + (f" into '{target}'" if target and verb == "type" else "")
     if verb in {"scroll", "back", "wait"}:
@@ -160,6 +162,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
     if where:
         sentence += f" on {where}"
+    elif site(run.domain):
+        sentence += f" on {site(run.domain)}"
     if errors and len(errors) == n and len(set(errors)) == 1:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes:

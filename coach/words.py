@@ -116,7 +116,7 @@ def label(text: str | None) -> str | None:
         return None
     if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t):  # an index or id, not a year
         return None
-    if t.lower() in _TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
+    if t.lower() in TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
         return None
     if sum(len(w) <= 2 for w in t.split()) > 2 or re.search(r"\w[-/%]\w", t) and not re.search(r"\d", t):
         return None  # words split into fragments ("I g n o r e", "ig-nore")
@@ -133,7 +133,7 @@ def scripts_of(text: str) -> set[str]:
     return scripts
 
 
-_TAG_NAMES = frozenset(
+TAG_NAMES = frozenset(
     "a abbr article aside b button div em footer form h1 h2 h3 h4 h5 h6 header i img input label li link main nav "
     "ol option p path section select span strong svg table tbody td textarea th tr ul use combobox textbox searchbox "
     "listbox checkbox radio menuitem tab gridcell cell row heading generic group region image icon element item "
