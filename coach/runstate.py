@@ -159,6 +159,8 @@ def _repeat(run: PartialRun) -> Signal | None:
         what = "the same text" + (f" into '{target}'" if target and verb == "type" else "")
     if verb in {"scroll", "back", "wait"}:
         what = ""
+    elif verb not in {"click", "type", "search", "select", "navigate", "press", "hover", "drag"}:
+        what = "the same action"  # a verb we do not know: "repeated the same action", never "the same element"
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
     if where:
         sentence += f" on {where}"
