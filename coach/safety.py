@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from coach.words import CONFUSABLES, INVISIBLE
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _ROLE_MARKERS = re.compile(
     r"<\|[^|>]{0,40}\|>|\[/?\s*(?:INST|SYS|SYSTEM)\s*\]|<</?SYS>>"
@@ -21,10 +23,6 @@ _INSTRUCTIONS = re.compile(
     r"|忽略|无视|無視",
     re.I,
 )
-_INVISIBLE = re.compile(r"[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u2066-\u206f\u3164"
-                        r"\ufe00-\ufe0f\uffa0]")
-_CONFUSABLES = str.maketrans("аеорсухіјѕԁԛԝАВЕКМНОРСТУХІЈЅαεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-                             "aeopcyxijsdqwABEKMHOPCTYXIJSaeikvoptyxABEZHIKMNOPTYX")
 _FENCE = re.compile(r"`{3,}|<{3,}|>{3,}")
 
 
@@ -38,7 +36,7 @@ _INSTRUCTION_HINTS = ("ignor", "disregard", "forget", "override", "oubliez", "ve
 def _remove(pattern: re.Pattern[str], text: str) -> str:
     """Replace matches by `[removed]`, matching on a copy with Cyrillic/Greek look-alikes folded to Latin (one
     character for one, so spans line up) while the rest of the text keeps its own script."""
-    folded = text.translate(_CONFUSABLES)
+    folded = text.translate(CONFUSABLES)
     low = folded.lower()
     hints = _ROLE_HINTS if pattern is _ROLE_MARKERS else _INSTRUCTION_HINTS
     if not any(h in low for h in hints):
@@ -55,7 +53,7 @@ def sanitize(text: str | None, limit: int = 300) -> str:
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", _CONTROL.sub(" ", text))
+    text = INVISIBLE.sub("", _CONTROL.sub(" ", text.replace("\n", " ").replace("\t", " ")))
     text = _remove(_ROLE_MARKERS, text)
     text = _remove(_INSTRUCTIONS, text)
     text = _FENCE.sub("'", text)

@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 from condenser import action_target, action_verb, domain_of
 from condenser.sites import registrable_domain
 
-_INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
 # Latin look-alikes (Cyrillic, Greek, Armenian, small capitals, IPA, Cherokee): folded before the checks only.
-_CONFUSABLES = str.maketrans(
+CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
     "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
 # Scripts whose letters only appear in a label to imitate Latin ones (IPA, modifier letters, Cherokee, Lisu).
@@ -73,13 +73,13 @@ def clean(text: str | None) -> str:
     if not text:
         return ""
     text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text)
+    text = INVISIBLE.sub("", text)
     return _SPACES.sub(" ", text).strip()
 
 
 def _folded(text: str) -> str:
     """Look-alikes folded to Latin, accents dropped, lower case: what a text spells."""
-    text = text.translate(_CONFUSABLES)
+    text = text.translate(CONFUSABLES)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return text.lower()
 
@@ -112,7 +112,7 @@ def label(text: str | None) -> str | None:
         return None
     if not any(c.isalpha() for c in t) or (" " not in t and _IDLIKE.fullmatch(t)):
         return None
-    if t.translate(_CONFUSABLES) != t or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
+    if t.translate(CONFUSABLES) != t or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
         return None
     if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t):  # an index or id, not a year
         return None
@@ -411,7 +411,7 @@ def odd_letters(text: str) -> bool:
     """Letters that only stand in for Latin ones (small capitals, IPA, Cherokee ...), or mixed look-alikes."""
     t = clean(text)
     words = re.findall(r"\w+", t)
-    return bool(_ODD_LETTERS.search(t)) or any(w.translate(_CONFUSABLES) != w and _mixed_scripts(w) for w in words)
+    return bool(_ODD_LETTERS.search(t)) or any(w.translate(CONFUSABLES) != w and _mixed_scripts(w) for w in words)
 
 
 def disguised_hosts(text: str) -> set[str]:

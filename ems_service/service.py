@@ -292,15 +292,12 @@ class MemoryService:
             hits = index.search(vector, wanted, domain=dom, success=success, exclude_task_id=exclude_task_id)
         if min_similarity is not None:
             hits = [h for h in hits if h.score >= min_similarity]
-        if prefer_task and len(hits) > k:  # rank the pool on (task, domain) alone, then load only the top k rows
+        if prefer_task:  # rank the pool on (task, domain) alone, then load only the top k rows, in that order
             light = self.store.tasks(namespace, [h.id for h in hits])
             hits = rank(prefer_task, prefer_domain if dom is None else None, [h for h in hits if h.id in light],
                         key=lambda h: (h.score, *light[h.id]), domain_boost=boost)[:k]
         records = self.store.get_many(namespace, [h.id for h in hits])
         out = [SearchHit(records[h.id], h.score) for h in hits if h.id in records]
-        if prefer_task:
-            out = rank(prefer_task, prefer_domain if dom is None else None, out,
-                       key=lambda h: (h.similarity, h.record.task, h.record.domain), domain_boost=boost)[:k]
         if touch and out:
             with self._touch_lock:
                 self._touches.setdefault(namespace, Counter()).update(h.record.id for h in out)
