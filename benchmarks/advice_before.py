@@ -35,9 +35,10 @@ def main(main_checkout: Path) -> dict:
     checks = _load("advice_checks", main_checkout / "ems_service" / "evaluation" / "advice.py")
     from coach import RiskModel, advise, fit, run_features
     from ems_service import Embedder
+    from ems_service.dataset import dev_data_dir
     from ems_service.evaluation import protocol as old
 
-    data = main_checkout.parent / "shared" / "data" / "trajectories"
+    data = dev_data_dir()
     files = [data / f"{n}.jsonl" for n in ("mind2web_demos", "online_mind2web_abp", "webcanvas")]
     items, _ = old.load_items(files)
     vectors = old._Vectors(Embedder())

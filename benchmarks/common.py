@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 
 from ems_service import Embedder, Runtime, Settings
+from ems_service.dataset import DEV_FILES as DEV_FILES  # the file names, for the modules importing them from here
+from ems_service.dataset import dev_data_dir
 from ems_service.db import upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "trajectories"
-DEV_FILES = ["webcanvas.jsonl", "online_mind2web_abp.jsonl", "mind2web_demos.jsonl"]
+DATA = dev_data_dir()  # datasets/trajectories, or $EMS_DEV_DATA
 
 
 def percentiles(samples_s: list[float]) -> dict[str, float]:

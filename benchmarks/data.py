@@ -17,7 +17,7 @@ from benchmarks.common import DATA, DEV_FILES
 from condenser import condense
 from ems_service.dataset import read_jsonl
 from ems_service.embeddings import Embedder
-from ems_service.feed import IndexRow
+from ems_service.index.base import IndexRow
 from ems_service.store import Store
 from ems_service.tables import EpisodeRecord
 

@@ -23,7 +23,7 @@ from benchmarks.data import dev_vectors
 from condenser import condense
 from ems_service import Settings
 from ems_service.dataset import read_jsonl
-from ems_service.index import ApproxConfig
+from ems_service.index.faiss import ApproxConfig
 
 RESULTS = ROOT / "benchmarks" / "results"
 

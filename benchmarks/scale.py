@@ -28,8 +28,8 @@ from ems_service import Embedder, Runtime, Settings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
 from ems_service.embedded import ServeProcess
-from ems_service.index import snapshot_path
-from ems_service.index.snapshot import files as snapshot_files
+from ems_service.index.faiss import snapshot_path
+from ems_service.index.faiss.snapshot import files as snapshot_files
 from ems_service.store import Store
 
 

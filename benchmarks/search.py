@@ -18,7 +18,7 @@ import numpy as np
 from benchmarks.common import percentiles
 from benchmarks.data import REPLICATED, DevVectors, dev_vectors, index_rows, replicate
 from ems_service.config import IndexSettings
-from ems_service.index import ApproxConfig, NamespaceIndex, set_threads
+from ems_service.index.faiss import ApproxConfig, NamespaceIndex, set_threads
 
 
 def _latency(index: NamespaceIndex, queries: np.ndarray, *, passes: int, **flt: object) -> tuple[dict, list]:

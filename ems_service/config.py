@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from ems_service.secret_files import SecretFiles
 
 
 class IndexSettings(BaseModel):
@@ -22,6 +24,25 @@ class IndexSettings(BaseModel):
     rerank: int = Field(4, ge=1, le=64, description="approximate candidates per hit, re-scored exactly")
     exact_subset: int = Field(5_000, ge=0, description="filtered searches over at most this many are brute force "
                                                       "(above ~5k the IVF with a selector is faster)")
+
+
+class VectorSettings(BaseModel):
+    """Where the vectors live. `faiss`: in each API process (the embedded default; IndexSettings tune it);
+    `pgvector`: in the episodes table of PostgreSQL with the pgvector extension, searched there, so an API replica
+    holds no vectors and starts in the same time whatever the number of episodes."""
+
+    backend: Literal["faiss", "pgvector"] = "faiss"
+    search: Literal["auto", "exact", "hnsw"] = Field(
+        "auto", description="pgvector: exact scans filtered sets of at most `exact_below` rows and uses the HNSW "
+                            "index above; exact always scans; hnsw always uses the index")
+    exact_below: int = Field(5_000, ge=0, description="pgvector auto: rows a filter may keep for an exact scan")
+    ef_search: int = Field(64, ge=1, le=1000, description="pgvector: HNSW candidate list (hnsw.ef_search)")
+    rerank: int = Field(4, ge=1, le=64, description="pgvector: HNSW candidates (half precision) per wanted hit, "
+                                                  "re-scored exactly")
+    max_scan_tuples: int = Field(20_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
+                                                         "for a filtered search (hnsw.max_scan_tuples)")
+    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count is reused "
+                                                      "for the capacity check")
 
 
 class EmbedderSettings(BaseModel):
@@ -101,6 +122,13 @@ class ReplicaSettings(BaseModel):
     lookback: int = Field(2000, ge=0, description="ids below the watermark re-checked (out-of-order commits)")
 
 
+class TracingSettings(BaseModel):
+    """OpenTelemetry traces (opt-in); where they go is set by the standard OTEL_* variables (OTEL_TRACES_EXPORTER,
+    OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, ...)."""
+
+    enabled: bool = Field(False, description="spans for requests, condense, embed, index, store and coach")
+
+
 class Settings(BaseSettings):
     """All configuration of the service; `create_app(settings)` receives one instance."""
 
@@ -115,9 +143,20 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     json_logs: bool = False
     index: IndexSettings = Field(default_factory=IndexSettings)
+    vector: VectorSettings = Field(default_factory=VectorSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     limits: LimitSettings = Field(default_factory=LimitSettings)
     coach: CoachSettings = Field(default_factory=CoachSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     replica: ReplicaSettings = Field(default_factory=ReplicaSettings)
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
     admin_key: SecretStr | None = Field(None, description="an admin key (namespace default) ensured at start-up")
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource,
+                                   dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource,
+                                   ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Explicit values, then the environment, then `EMS_*_FILE` secret files, then .env."""
+        return init_settings, env_settings, SecretFiles(settings_cls), dotenv_settings, file_secret_settings

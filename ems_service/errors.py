@@ -45,6 +45,12 @@ class Conflict(EMSError):
     status_code = 409
 
 
+class ReadOnly(EMSError):
+    """A write sent to a read-only replica (its database is a standby): send writes to the primary."""
+
+    status_code = 405
+
+
 class StoreUnavailable(EMSError):
     status_code = 503
 

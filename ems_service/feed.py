@@ -1,27 +1,16 @@
-"""The index feed: what the FAISS indexes read from the episodes table and the deletion log."""
+"""The index feed: what an in-process index reads from the episodes table and the deletion log."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 
 import numpy as np
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from ems_service.index.base import IndexRow
 from ems_service.tables import DeletionRecord, EpisodeRecord
-
-
-@dataclass(frozen=True)
-class IndexRow:
-    """What the index needs of an episode: its vector and the fields search filters on."""
-
-    id: int
-    vector: np.ndarray
-    domain: str | None
-    success: bool | None
-    task_id: str | None
 
 
 class IndexFeed:

@@ -12,7 +12,7 @@ from ems_service.config import Settings
 from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
 from ems_service.experience import ExperienceService
-from ems_service.index import ApproxConfig, set_threads
+from ems_service.index import build_backend
 from ems_service.keys import KeyRing
 from ems_service.lessons import LessonService
 from ems_service.llm import build_llm
@@ -20,7 +20,6 @@ from ems_service.service import MemoryService
 from ems_service.sessions import SessionService
 from ems_service.store import Store
 from ems_service.threads import single_threaded_numpy_blas
-from ems_service.vectors import VectorMemory
 
 logger = logging.getLogger(__name__)
 
@@ -55,15 +54,10 @@ class Runtime:
         self.settings = settings
         self.store = Store(settings.database_url)
         check_schema(self.store.engine)
-        set_threads(settings.index.faiss_threads)
         single_threaded_numpy_blas()
         self.embedder = embedder or build_embedder(settings)
-        ix = settings.index
-        self.vectors = VectorMemory(
-            self.store, data_dir=settings.data_dir, model=self.embedder.name, dimension=self.embedder.dimension,
-            approx=ApproxConfig(above=ix.approx_above, nprobe=ix.nprobe, rerank=ix.rerank,
-                                exact_subset=ix.exact_subset),
-        )
+        self.vectors = build_backend(settings, self.store, model=self.embedder.name,
+                                     dimension=self.embedder.dimension)
         self.llm = build_llm(settings.llm)
         summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
         self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors,
@@ -86,7 +80,7 @@ class Runtime:
 
     def start(self, *, background: bool = True) -> Runtime:
         """Open every namespace's index (snapshot + catch-up, or rebuild) and start maintenance."""
-        self.vectors.open_all()
+        self.vectors.start()
         self.lessons.ensure_seeds("default")
         self._prune()
         self.keys.refresh()
@@ -104,7 +98,6 @@ class Runtime:
         """One round of background work: flush retrieval counts, write changed index snapshots."""
         self.memory.flush_touches()
         self.vectors.maintain()
-        self.vectors.snapshot()
         self.sessions.expire()
         if time.time() - self._last_prune > 86400:
             self._prune()

@@ -18,11 +18,10 @@ from ems_service.auth import Forbidden, gate_outcome, may_vouch
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import EMSError, EpisodeNotFound, LimitExceeded, ValidationFailed
-from ems_service.feed import IndexRow
+from ems_service.index.base import IndexRow, Query, VectorBackend
 from ems_service.limits import Limits
 from ems_service.store import EpisodeFilter, Store, utcnow
 from ems_service.tables import EpisodeRecord
-from ems_service.vectors import VectorMemory
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ class MemoryService:
         settings: Settings,
         store: Store,
         embedder: Embedder,
-        vectors: VectorMemory,
+        vectors: VectorBackend,
         summarize_fn: Callable[[str], str] | None = None,
     ) -> None:
         self.settings = settings
@@ -172,9 +171,9 @@ class MemoryService:
     def evict_if_needed(self, namespace: str) -> list[int]:
         """Evict a batch (EMS_INDEX__EVICT_FRACTION of capacity) when the namespace is over capacity."""
         cfg = self.settings.index
-        if len(self.vectors.namespace(namespace)) <= cfg.capacity:
-            # the index mirrors the table (up to what replicas wrote within a follow interval): no COUNT(*) per
-            # ingest while the namespace is under capacity (3 ms at 100k rows on SQLite, more than a one-run insert)
+        if self.vectors.count(namespace) <= cfg.capacity:
+            # the backend's count trails the table by at most a follow interval: no COUNT(*) per ingest while the
+            # namespace is under capacity (3 ms at 100k rows on SQLite, more than a one-run insert)
             return []
         with self._evict_lock, self.store.exclusive(f"evict:{namespace}") as mine:
             count = self.store.count(namespace)
@@ -282,14 +281,11 @@ class MemoryService:
         if k > self.settings.limits.max_k:
             raise LimitExceeded(f"k={k} exceeds the limit {self.settings.limits.max_k} (EMS_LIMITS__MAX_K)")
         dom = domain_of(domain) or domain.lower() if domain else None
-        index = self.vectors.namespace(namespace)
         boost = self.settings.coach.domain_boost
         wanted = pool_size(k) if prefer_task else k
-        if prefer_domain and dom is None:
-            hits = index.search_preferring_domain(vector, wanted, domain=prefer_domain, boost=boost,
-                                                  exclude_task_id=exclude_task_id, success=success)
-        else:
-            hits = index.search(vector, wanted, domain=dom, success=success, exclude_task_id=exclude_task_id)
+        hits = self.vectors.search(namespace, Query(vector, wanted, domain=dom, success=success,
+                                                    exclude_task_id=exclude_task_id, prefer_domain=prefer_domain,
+                                                    boost=boost))
         if min_similarity is not None:
             hits = [h for h in hits if h.score >= min_similarity]
         if prefer_task:  # rank the pool on (task, domain) alone, then load only the top k rows, in that order
@@ -321,13 +317,14 @@ class MemoryService:
 
     def stats(self, *, namespace: str) -> dict:
         stats = self.store.stats(namespace)
-        index = self.vectors.namespace(namespace)
+        described = self.vectors.describe(namespace)
         stats.update(
             {
                 "namespace": namespace,
-                "index_size": len(index),
-                "index_type": {"flat": "IndexIDMap2(IndexFlatIP)", "ivf_sq8": "IndexIVFScalarQuantizer(8bit)"}[index.kind],
-                "index_bytes": index.nbytes(),
+                "vector_backend": self.vectors.name,
+                "index_size": described["index_size"],
+                "index_type": described["index_type"],
+                "index_bytes": described["index_bytes"],
                 "capacity": self.settings.index.capacity,
                 "eviction_policy": self.settings.index.eviction_policy,
                 "embedding_model": self.embedder.name,

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import numpy as np
-from sqlalchemy import Engine, case, delete, func, insert, select, text, update
-from sqlalchemy.exc import DataError, DBAPIError, IntegrityError, OperationalError
+from sqlalchemy import Engine, Table, case, delete, func, insert, select, text, update
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, defer, sessionmaker
 
 from condenser import Episode, Trajectory
 from ems_service.db import make_engine
-from ems_service.errors import StoreUnavailable, ValidationFailed
+from ems_service.errors import ReadOnly, StoreUnavailable, ValidationFailed
 from ems_service.feed import IndexFeed
 from ems_service.tables import DeletionRecord, EpisodeRecord, EventRecord
 
@@ -56,21 +56,30 @@ class Store(IndexFeed):
         self.url = url
         self.engine = engine or make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._episodes_table: Table = EpisodeRecord.__table__
+        self._vector_column: str | None = None
+
+    def write_vectors_into(self, table: Table, column: str) -> None:
+        """Store each new episode's vector in `column` of `table` (the episodes table as a backend that keeps the
+        vectors in the rows sees it), in the INSERT itself: the vector commits or fails with its row."""
+        self._episodes_table, self._vector_column = table, column
 
     def close(self) -> None:
         self.engine.dispose()
 
     @contextmanager
     def session(self) -> Iterator[Session]:
-        """A transaction; database outages become StoreUnavailable (503)."""
+        """A transaction; database outages become StoreUnavailable (503), a standby's refusal ReadOnly (405)."""
         try:
             with self._sessions.begin() as session:
                 yield session
         except IntegrityError:
             raise
-        except DataError as exc:  # a value the database cannot hold: the request's fault, not an outage
-            raise ValidationFailed(f"the database refused a value: {type(exc.orig).__name__ if exc.orig else exc}") from exc
-        except (OperationalError, DBAPIError) as exc:
+        except DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) == "25006":  # read_only_sql_transaction: a standby
+                raise ReadOnly("this replica's database is read-only: send writes to the primary") from exc
+            if isinstance(exc, DataError):  # a value the database cannot hold: the request's fault, not an outage
+                raise ValidationFailed(f"the database refused a value: {type(exc.orig).__name__ if exc.orig else exc}") from exc
             raise StoreUnavailable(f"database unavailable: {type(exc.orig).__name__ if exc.orig else exc}") from exc
 
     def ping(self) -> None:
@@ -146,9 +155,13 @@ class Store(IndexFeed):
             }
             for ep, vec in zip(episodes, vectors, strict=True)
         ]
+        if self._vector_column is not None:
+            for row, vec in zip(rows, vectors, strict=True):
+                row[self._vector_column] = vec
+        table = self._episodes_table
         with self.session() as s:
             # one multi-row INSERT ... RETURNING (ids in parameter order), not the unit of work per object
-            stmt = insert(EpisodeRecord).returning(EpisodeRecord.id, sort_by_parameter_order=True)
+            stmt = insert(table).returning(table.c.id, sort_by_parameter_order=True)
             return list(s.scalars(stmt, rows))
 
     def get(self, namespace: str, episode_id: int) -> EpisodeRecord | None:

@@ -11,11 +11,12 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from ems_service import Embedder, Settings
+from ems_service.dataset import DEV_FILES as DEV_FILES  # the file names, for the modules importing them from here
+from ems_service.dataset import dev_data_dir
 from ems_service.db import upgrade
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("EMS_TEST_DATA", ROOT.parent / "shared" / "data" / "trajectories"))
-DEV_FILES = ["webcanvas.jsonl", "online_mind2web_abp.jsonl", "mind2web_demos.jsonl"]
+DATA = dev_data_dir()  # datasets/trajectories, or $EMS_DEV_DATA
 PG_URL = os.environ.get("EMS_TEST_DATABASE_URL")
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 

@@ -25,8 +25,8 @@ from ems_service.embeddings import Embedder
 from ems_service.evaluation import advice as advice_checks
 from ems_service.evaluation.metrics import brier, calibration_bins, mrr, precision_at_k, roc_auc, roc_curve
 from ems_service.evaluation.templates import template_retrieval
-from ems_service.feed import IndexRow
-from ems_service.index import NamespaceIndex
+from ems_service.index.base import IndexRow
+from ems_service.index.faiss import NamespaceIndex
 
 logger = logging.getLogger(__name__)
 

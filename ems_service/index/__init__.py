@@ -1,12 +1,33 @@
-"""FAISS vector index (faiss's home package): exact per namespace, IVF-SQ8 above a size, with snapshots.
+"""Vector backends behind one seam (`base.VectorBackend`), chosen by EMS_VECTOR__BACKEND.
 
-- `namespace`: NamespaceIndex, the per-namespace index with its filter fields and search.
-- `approx`: when and how the approximate (IVF-SQ8) index is trained.
-- `snapshot`: writing and reading an index to and from disk.
+- `base`: the Protocol, its row / query / hit types.
+- `faiss`: the embedded default: every namespace's vectors in this process (FAISS), snapshots on disk.
+- `pgvector`: the vectors in the episodes table of PostgreSQL (pgvector), searched there; nothing in the process.
 """
 
-from ems_service.index.approx import ApproxConfig, set_threads
-from ems_service.index.namespace import Hit, NamespaceIndex
-from ems_service.index.snapshot import snapshot_path
+from __future__ import annotations
 
-__all__ = ["ApproxConfig", "Hit", "NamespaceIndex", "set_threads", "snapshot_path"]
+from typing import TYPE_CHECKING
+
+from ems_service.index.base import Hit, IndexRow, Query, VectorBackend
+
+if TYPE_CHECKING:
+    from ems_service.config import Settings
+    from ems_service.store import Store
+
+__all__ = ["Hit", "IndexRow", "Query", "VectorBackend", "build_backend"]
+
+
+def build_backend(settings: Settings, store: Store, *, model: str, dimension: int) -> VectorBackend:
+    """The configured backend (only its own library is imported)."""
+    if settings.vector.backend == "pgvector":
+        from ems_service.index.pgvector import PgvectorBackend
+
+        return PgvectorBackend(store, settings.vector, model=model, dimension=dimension)
+    from ems_service.index.faiss import ApproxConfig, FaissBackend, set_threads
+
+    ix = settings.index
+    set_threads(ix.faiss_threads)
+    return FaissBackend(store, data_dir=settings.data_dir, model=model, dimension=dimension,
+                        approx=ApproxConfig(above=ix.approx_above, nprobe=ix.nprobe, rerank=ix.rerank,
+                                            exact_subset=ix.exact_subset))

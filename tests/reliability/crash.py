@@ -23,12 +23,13 @@ import httpx
 from sqlalchemy import create_engine, select
 
 from ems_service import Runtime, Settings
+from ems_service.dataset import dev_data_dir
 from ems_service.db import upgrade
 from ems_service.embedded import ServeProcess
 from ems_service.embeddings import Embedder
 from ems_service.tables import EpisodeRecord
 
-DATA = Path(os.environ.get("EMS_TEST_DATA", Path(__file__).resolve().parents[3] / "shared" / "data" / "trajectories"))
+DATA = dev_data_dir()  # datasets/trajectories, or $EMS_DEV_DATA
 
 
 def _runs() -> list[dict]:
@@ -121,7 +122,7 @@ def run(db_url: str, *, kills: int, clients: int = 4, seed: int = 0, workdir: Pa
     settings.coach.refit_every = 0
     rt = Runtime(settings, embedder=embedder).start(background=False)
     try:
-        index = rt.vectors.namespace("default").ids()
+        index = rt.vectors.ids("default")
     finally:
         rt.close()
     lost = sorted(set(acked) - table)

@@ -157,7 +157,7 @@ def test_a_row_the_database_refuses_fails_alone_in_a_batch(client, monkeypatch):
     res = client.post("/v1/episodes:batch", json={"episodes": items}).json()["results"]
     assert res[0]["id"] and res[2]["id"] and res[1]["id"] is None and "refused" in res[1]["error"]
     assert client.get("/v1/stats").json()["episodes"] == 2
-    assert set(client.app.state.runtime.vectors.namespace("default").ids()) == {res[0]["id"], res[2]["id"]}
+    assert set(client.app.state.runtime.vectors.ids("default")) == {res[0]["id"], res[2]["id"]}
 
 
 def surrogate_cases() -> list[tuple[str, str, dict, str]]:

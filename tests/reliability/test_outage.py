@@ -81,8 +81,7 @@ def test_database_outage_gives_503_then_recovers(embedder, tmp_path):
             assert set(statuses) <= {200, 503} and 503 in statuses and statuses[-1] == 200
             ids = _table_ids(PG)
             assert len(ids) == 21
-            index = server.app.state.runtime.vectors.namespace("default")
-            assert index.ids() == ids
+            assert server.app.state.runtime.vectors.ids("default") == ids
     finally:
         stop.set()
         proxy.close()

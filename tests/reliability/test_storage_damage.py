@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from ems_service import Runtime
 from ems_service.cli import app as cli
 from ems_service.errors import BadRequest
-from ems_service.feed import IndexRow
-from ems_service.index import NamespaceIndex, snapshot_path
-from ems_service.index.snapshot import files
+from ems_service.index.base import IndexRow
+from ems_service.index.faiss import NamespaceIndex, snapshot_path
+from ems_service.index.faiss.snapshot import files
 from ems_service.keys import check_namespace
 
 DIM = 16
@@ -67,7 +67,7 @@ def _apply(path: Path, how: tuple) -> None:
 @pytest.mark.parametrize("kind", ["flat", "ivf"])
 def test_every_damaged_part_is_refused(tmp_path, kind):
     """Each part (.faiss, .vectors.npy, .fields.npz) x each damage: load raises ValueError (never a silent load)."""
-    from ems_service.index import ApproxConfig
+    from ems_service.index.faiss import ApproxConfig
 
     approx = ApproxConfig(above=200, nprobe=4, rerank=2, exact_subset=0) if kind == "ivf" else None
     index = NamespaceIndex(DIM, approx)

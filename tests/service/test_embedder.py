@@ -9,8 +9,8 @@ from sqlalchemy import update
 from condenser import Trajectory, condense
 from ems_service import Embedder, Runtime
 from ems_service.errors import DimensionMismatch, EmbedderUnavailable
-from ems_service.index import snapshot_path
-from ems_service.index.snapshot import files as snapshot_files
+from ems_service.index.faiss import snapshot_path
+from ems_service.index.faiss.snapshot import files as snapshot_files
 from ems_service.store import Store
 from ems_service.tables import EpisodeRecord
 

@@ -36,7 +36,7 @@ def test_fifo_evicts_oldest_batch(settings: Settings, embedder):
         new = rt.memory.ingest(namespace="default", trajectories=[traj(10)])[0].id
         remaining = table_ids(rt)
         assert remaining == set(ids[3:]) | {new}  # 3 oldest evicted (30% of capacity)
-        assert rt.vectors.namespace("default").ids() == remaining
+        assert rt.vectors.ids("default") == remaining
         assert rt.memory.stats(namespace="default")["evicted"] == 3
     finally:
         rt.close()
@@ -69,7 +69,7 @@ class MemoryMachine(RuleBasedStateMachine):
         super().__init__()
         self.counter = 0
         self.known: list[int] = []
-        self.rt.memory.vectors.namespace("default")
+        self.rt.memory.vectors.count("default")
 
     @rule(n=st.integers(1, 5))
     def ingest_new(self, n: int) -> None:
@@ -98,7 +98,7 @@ class MemoryMachine(RuleBasedStateMachine):
     @invariant()
     def index_matches_table(self) -> None:
         ids = table_ids(self.rt)
-        assert self.rt.vectors.namespace("default").ids() == ids
+        assert self.rt.vectors.ids("default") == ids
         assert len(ids) <= self.capacity
 
 

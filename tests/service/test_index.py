@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from ems_service.errors import DimensionMismatch
-from ems_service.feed import IndexRow
-from ems_service.index import ApproxConfig, NamespaceIndex, set_threads
-from ems_service.index.snapshot import files as snapshot_files
+from ems_service.index.base import IndexRow
+from ems_service.index.faiss import ApproxConfig, NamespaceIndex, set_threads
+from ems_service.index.faiss.snapshot import files as snapshot_files
 
 DIM = 32
 
@@ -186,7 +186,7 @@ def test_numpy_blas_runs_single_threaded_and_faiss_blas_keeps_its_pool():
 
 
 def test_inner_products_by_position_equal_numpy():
-    from ems_service.index.approx import inner_products
+    from ems_service.index.faiss.approx import inner_products
 
     rng = np.random.default_rng(3)
     matrix = rng.normal(size=(500, DIM)).astype(np.float32)

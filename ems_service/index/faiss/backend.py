@@ -1,4 +1,5 @@
-"""The per-namespace indexes kept in step with the SQL store: load, catch up, rebuild, snapshot."""
+"""The FAISS backend: per-namespace indexes in this process, kept in step with the SQL store (load, catch up,
+rebuild, follow other processes' writes, snapshot)."""
 
 from __future__ import annotations
 
@@ -6,17 +7,27 @@ import logging
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ems_service.errors import DimensionMismatch
-from ems_service.feed import IndexRow
-from ems_service.index import ApproxConfig, NamespaceIndex, snapshot_path
-from ems_service.store import Store
+from ems_service.index.base import Hit, IndexRow, Query
+from ems_service.index.faiss.approx import ApproxConfig
+from ems_service.index.faiss.namespace import NamespaceIndex
+from ems_service.index.faiss.snapshot import snapshot_path
+
+if TYPE_CHECKING:
+    from ems_service.store import Store
 
 logger = logging.getLogger(__name__)
 
 
-class VectorMemory:
+_TYPES = {"flat": "IndexIDMap2(IndexFlatIP)", "ivf_sq8": "IndexIVFScalarQuantizer(8bit)"}
+
+
+class FaissBackend:
     """FAISS is a cache of the episodes table: every index can be rebuilt from stored vectors."""
+
+    name = "faiss"
 
     def __init__(self, store: Store, *, data_dir: Path, model: str, dimension: int,
                  approx: ApproxConfig | None = None) -> None:
@@ -39,10 +50,30 @@ class VectorMemory:
                 self._indexes[namespace] = index
             return index
 
-    def open_all(self) -> None:
-        """Open every namespace that has episodes (at start-up)."""
+    def start(self) -> None:
+        """Open every namespace that has episodes (snapshot + catch-up, or rebuild)."""
         for ns in self.store.namespaces():
             self.namespace(ns)
+
+    def search(self, namespace: str, query: Query) -> list[Hit]:
+        index = self.namespace(namespace)
+        if query.prefer_domain and query.domain is None:
+            return index.search_preferring_domain(query.vector, query.k, domain=query.prefer_domain,
+                                                  boost=query.boost, exclude_task_id=query.exclude_task_id,
+                                                  success=query.success)
+        return index.search(query.vector, query.k, domain=query.domain, success=query.success,
+                            exclude_task_id=query.exclude_task_id)
+
+    def count(self, namespace: str) -> int:
+        return len(self.namespace(namespace))
+
+    def ids(self, namespace: str) -> set[int]:
+        return self.namespace(namespace).ids()
+
+    def describe(self, namespace: str) -> dict[str, object]:
+        index = self.namespace(namespace)
+        return {"index_type": _TYPES[index.kind], "index_size": len(index), "index_bytes": index.nbytes(),
+                "start": self.last_start.get(namespace, "opened empty")}
 
     def _check_model(self, namespace: str, *, after_id: int = 0) -> None:
         """Raise DimensionMismatch when rows (with ids above `after_id`) hold another model's vectors."""
@@ -162,11 +193,17 @@ class VectorMemory:
             logger.info("index snapshots written: %d", written)
         return written
 
-    def maintain(self) -> int:
-        """Start background builds of approximate indexes for namespaces that outgrew theirs."""
+    def maintain(self) -> None:
+        """Start background builds of approximate indexes for namespaces that outgrew theirs; write changed
+        snapshots."""
         with self._lock:
             indexes = list(self._indexes.values())
-        return sum(index.build_in_background() is not None for index in indexes)
+        for index in indexes:
+            index.build_in_background()
+        self.snapshot()
+
+    def close(self) -> None:
+        self.maintain()
 
     def sizes(self) -> dict[str, int]:
         return {ns: len(ix) for ns, ix in self._indexes.items()}

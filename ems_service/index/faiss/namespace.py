@@ -13,25 +13,25 @@ from __future__ import annotations
 import logging
 import math
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import faiss
 import numpy as np
 
 from ems_service.errors import DimensionMismatch
-from ems_service.feed import IndexRow
-from ems_service.index.approx import ApproxConfig, inner_products, search_params, selector_for, train_ivf, use_threads
+from ems_service.index.base import Hit, IndexRow, merge_preferring
+from ems_service.index.faiss.approx import (
+    ApproxConfig,
+    inner_products,
+    search_params,
+    selector_for,
+    train_ivf,
+    use_threads,
+)
 
 logger = logging.getLogger(__name__)
 
 SUCCESS_CODE = {None: -1, False: 0, True: 1}
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: int
-    score: float
 
 
 class _Vocab:
@@ -262,10 +262,7 @@ class NamespaceIndex:
         if not domain or boost <= 0:
             return hits
         same = self.search(query, k, domain=domain, exclude_task_id=exclude_task_id, success=success)
-        same_ids = {h.id for h in same}
-        merged = [(h.score + boost, h) for h in same] + [(h.score, h) for h in hits if h.id not in same_ids]
-        merged.sort(key=lambda x: (-x[0], x[1].id))
-        return [h for _, h in merged[:k]]
+        return merge_preferring(same, hits, boost=boost, k=k)
 
     # -- the approximate index ------------------------------------------------------------------------------
 
@@ -322,15 +319,15 @@ class NamespaceIndex:
     # -- snapshots ------------------------------------------------------------------------------------------
 
     def save(self, path: Path, *, model: str) -> None:
-        """Write a snapshot atomically (see ems_service.index.snapshot)."""
-        from ems_service.index.snapshot import save
+        """Write a snapshot atomically (see ems_service.index.faiss.snapshot)."""
+        from ems_service.index.faiss.snapshot import save
 
         save(self, path, model=model)
 
     @classmethod
     def load(cls, path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
         """Read a snapshot; raises ValueError when it is missing, corrupt or for another model."""
-        from ems_service.index.snapshot import load
+        from ems_service.index.faiss.snapshot import load
 
         return load(path, model=model, dimension=dimension, approx=approx)
 

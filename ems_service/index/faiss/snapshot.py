@@ -28,8 +28,8 @@ from typing import BinaryIO
 import faiss
 import numpy as np
 
-from ems_service.index.approx import ApproxConfig, ivf_ids
-from ems_service.index.namespace import NamespaceIndex
+from ems_service.index.faiss.approx import ApproxConfig, ivf_ids
+from ems_service.index.faiss.namespace import NamespaceIndex
 
 FORMAT = 3  # 3: checksums in the manifest
 FIELDS = ("ids", "domain", "success", "task")

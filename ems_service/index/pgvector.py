@@ -1,0 +1,230 @@
+"""The pgvector backend (pgvector's home module): the vectors live in the episodes table and PostgreSQL searches them.
+
+Nothing is held in the process: an API replica's memory and start-up time do not grow with the number of episodes,
+and every replica (or a read-only one on a streaming standby) sees what the primary committed. A vector is written
+by the episode's INSERT (Store.write_vectors_into), so it commits, is relabelled, deleted and evicted with its row.
+
+Search: a filter that keeps at most `exact_below` rows (counted with a capped count) is scanned exactly; above it
+the HNSW index on the half-precision cast gives `k * rerank` candidates, re-scored in float32 and re-sorted (the
+pattern pgvector documents for an iterative scan, `hnsw.iterative_scan = relaxed_order`, which keeps walking the
+graph until the filtered query has its rows). Exact mode gives the FAISS backend's ids in the same order.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import TYPE_CHECKING
+
+import numpy as np
+from pgvector.sqlalchemy import VECTOR
+from sqlalchemy import Column, MetaData, Table, bindparam, text
+
+from ems_service.errors import DimensionMismatch, NotReady
+from ems_service.index.base import Hit, IndexRow, Query, merge_preferring
+from ems_service.index.pgvector_schema import COLUMN, DIMENSION, HNSW_INDEX, column_dimension
+from ems_service.tables import EpisodeRecord
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from ems_service.config import VectorSettings
+    from ems_service.store import Store
+
+logger = logging.getLogger(__name__)
+
+_BACKFILL_BATCH = 1000
+
+
+def episodes_with_vectors() -> Table:
+    """The episodes table as this backend writes it: every mapped column plus the vector column."""
+    return Table("episodes", MetaData(), *(c._copy() for c in EpisodeRecord.__table__.columns),
+                 Column(COLUMN, VECTOR(DIMENSION)))
+
+
+class PgvectorBackend:
+    """VectorBackend over PostgreSQL + pgvector (see the module docstring)."""
+
+    name = "pgvector"
+
+    def __init__(self, store: Store, settings: VectorSettings, *, model: str, dimension: int) -> None:
+        if store.engine.dialect.name != "postgresql":
+            raise NotReady("EMS_VECTOR__BACKEND=pgvector needs PostgreSQL with the pgvector extension "
+                           f"(EMS_DATABASE_URL is {store.engine.dialect.name}); use the faiss backend on SQLite")
+        if dimension != DIMENSION:
+            raise DimensionMismatch(f"the pgvector column holds {DIMENSION}-d vectors but the embedder {model} makes "
+                                    f"{dimension}-d ones: a migration for that dimension is needed")
+        self.store = store
+        self.settings = settings
+        self.model = model
+        self._counts: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+        self._q = bindparam("q", type_=VECTOR(DIMENSION))
+        self.standby = False
+        store.write_vectors_into(episodes_with_vectors(), COLUMN)
+
+    # -- life cycle -------------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Check the schema, then give rows stored without a vector (under another backend) theirs."""
+        with self.store.engine.connect() as conn:
+            dim = column_dimension(conn)
+            self.standby = bool(conn.execute(text("SELECT pg_is_in_recovery()")).scalar())
+        if dim is None:
+            raise NotReady("the database has no pgvector column: install the pgvector extension in PostgreSQL, "
+                           "then run `webcoach db upgrade`")
+        if dim != DIMENSION:
+            raise DimensionMismatch(f"the pgvector column holds {dim}-d vectors, this build {DIMENSION}-d")
+        self._check_models()
+        if self.standby:
+            logger.info("pgvector backend on a standby: read-only, searches what the primary committed")
+            return
+        filled = self._backfill()
+        if filled:
+            logger.info("pgvector backend: %d stored vectors copied into the vector column", filled)
+
+    def _check_models(self) -> None:
+        """The newest row of each namespace must hold this embedder's vectors (a cheap look, not a scan)."""
+        with self.store.session() as s:
+            rows = s.execute(text(
+                "SELECT DISTINCT ON (namespace) namespace, embedding_model, embedding_dim FROM episodes "
+                "ORDER BY namespace, id DESC")).all()
+        for ns, model, dim in rows:
+            if model != self.model or dim != DIMENSION:
+                raise DimensionMismatch(
+                    f"namespace {ns!r} holds vectors of {model} ({dim}-d) but the embedder is {self.model} "
+                    f"({DIMENSION}-d): re-embed with `webcoach export` + `webcoach import`")
+
+    def _backfill(self) -> int:
+        """Copy the stored float32 bytes of rows without a vector into the column, a batch per transaction."""
+        filled = 0
+        while True:
+            with self.store.session() as s:
+                rows = s.execute(text(
+                    f"SELECT id, embedding FROM episodes WHERE {COLUMN} IS NULL AND embedding_dim = :dim "
+                    "ORDER BY namespace, id LIMIT :n FOR UPDATE SKIP LOCKED"),
+                    {"dim": DIMENSION, "n": _BACKFILL_BATCH}).all()
+                if not rows:
+                    return filled
+                s.execute(text(f"UPDATE episodes SET {COLUMN} = :v WHERE id = :id").bindparams(
+                    bindparam("v", type_=VECTOR(DIMENSION))),
+                    [{"id": r.id, "v": np.frombuffer(r.embedding, dtype=np.float32, count=DIMENSION)} for r in rows])
+            filled += len(rows)
+
+    def maintain(self) -> None:
+        """Nothing to do: PostgreSQL maintains the index."""
+
+    def close(self) -> None:
+        """Nothing held."""
+
+    def follow(self, *, lookback: int) -> tuple[int, int]:
+        """Nothing to follow: every process searches the same table."""
+        return 0, 0
+
+    # -- writes (the rows carry their vectors already) ------------------------------------------------------
+
+    def add(self, namespace: str, rows: list[IndexRow]) -> None:
+        with self._lock:
+            if namespace in self._counts:
+                n, at = self._counts[namespace]
+                self._counts[namespace] = (n + len(rows), at)
+
+    def remove(self, namespace: str, ids: list[int]) -> None:
+        with self._lock:
+            self._counts.pop(namespace, None)
+
+    # -- reads ------------------------------------------------------------------------------------------------
+
+    def count(self, namespace: str) -> int:
+        """Rows of `namespace`, counted at most once per `count_ttl_s` (plus this process's adds since)."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._counts.get(namespace)
+        if cached is not None and now - cached[1] <= self.settings.count_ttl_s:
+            return cached[0]
+        with self.store.session() as s:
+            n = int(s.execute(text("SELECT count(*) FROM episodes WHERE namespace = :ns"), {"ns": namespace}).scalar())
+        with self._lock:
+            self._counts[namespace] = (n, now)
+        return n
+
+    def ids(self, namespace: str) -> set[int]:
+        with self.store.session() as s:
+            return set(s.scalars(text(f"SELECT id FROM episodes WHERE namespace = :ns AND {COLUMN} IS NOT NULL"),
+                                 {"ns": namespace}))
+
+    def sizes(self) -> dict[str, int]:
+        with self._lock:
+            return {ns: n for ns, (n, _) in self._counts.items()}
+
+    def describe(self, namespace: str) -> dict[str, object]:
+        mode = self.settings.search
+        kind = {"exact": "pgvector exact scan", "hnsw": "pgvector HNSW (halfvec, inner product)",
+                "auto": f"pgvector HNSW (halfvec, inner product); exact at or below {self.settings.exact_below}"}[mode]
+        with self.store.session() as s:
+            disk = s.execute(text("SELECT pg_relation_size(to_regclass(:ix))"), {"ix": HNSW_INDEX}).scalar()
+        return {"index_type": kind, "index_size": self.count(namespace), "index_bytes": 0,
+                "index_disk_bytes": int(disk or 0), "start": "standby (read-only)" if self.standby else "primary"}
+
+    def search(self, namespace: str, query: Query) -> list[Hit]:
+        if query.k <= 0:
+            return []
+        if query.prefer_domain and query.domain is None and query.boost > 0:
+            every = self._search(namespace, query)
+            same = self._search(namespace, _with_domain(query, query.prefer_domain))
+            return merge_preferring(same, every, boost=query.boost, k=query.k)
+        return self._search(namespace, query)
+
+    def _search(self, namespace: str, query: Query) -> list[Hit]:
+        where, params = _where(namespace, query)
+        vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
+        if vector.shape[0] != DIMENSION:
+            raise DimensionMismatch(f"query dimension {vector.shape[0]} != index dimension {DIMENSION}")
+        with self.store.session() as s:
+            exact = self._exact(s, namespace, query, where, params)
+            params.update(q=vector, k=query.k)
+            if exact:
+                sql = (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
+                       f"ORDER BY {COLUMN} <#> :q, id LIMIT :k")
+            else:
+                pool = query.k * self.settings.rerank
+                s.execute(text(f"SET LOCAL hnsw.ef_search = {max(self.settings.ef_search, min(pool, 1000))}"))
+                s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+                s.execute(text(f"SET LOCAL hnsw.max_scan_tuples = {self.settings.max_scan_tuples}"))
+                params["pool"] = pool
+                sql = (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
+                       f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "
+                       "SELECT id, -(v <#> :q) AS score FROM c ORDER BY v <#> :q, id LIMIT :k")
+            rows = s.execute(text(sql).bindparams(self._q), params).all()
+        return [Hit(int(r.id), float(r.score)) for r in rows]
+
+    def _exact(self, s: Session, namespace: str, query: Query, where: str, params: dict) -> bool:
+        """Whether to scan exactly: by mode, or (auto) when the filter keeps at most `exact_below` rows."""
+        mode = self.settings.search
+        if mode != "auto":
+            return mode == "exact"
+        if not query.filtered:
+            return self.count(namespace) <= self.settings.exact_below
+        capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {where} LIMIT :cap) c"),
+                           {**params, "cap": self.settings.exact_below + 1}).scalar()
+        return int(capped) <= self.settings.exact_below
+
+
+def _with_domain(query: Query, domain: str) -> Query:
+    return Query(query.vector, query.k, domain=domain, success=query.success, exclude_task_id=query.exclude_task_id)
+
+
+def _where(namespace: str, query: Query) -> tuple[str, dict]:
+    """The filter as SQL (fixed text, values bound) with its parameters."""
+    clauses, params = ["namespace = :ns", f"{COLUMN} IS NOT NULL"], {"ns": namespace}
+    if query.domain is not None:
+        clauses.append("domain = :domain")
+        params["domain"] = query.domain
+    if query.success is not None:
+        clauses.append("success = :success")
+        params["success"] = query.success
+    if query.exclude_task_id is not None:
+        clauses.append("task_id IS DISTINCT FROM :task")
+        params["task"] = query.exclude_task_id
+    return " AND ".join(clauses), params
