@@ -15,6 +15,8 @@ from ems_service.dataset import DEV_FILES as DEV_FILES  # the file names, for th
 from ems_service.dataset import dev_data_dir
 from ems_service.db import upgrade
 
+pytest_plugins = ["tests.pgvector_server"]
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = dev_data_dir()  # datasets/trajectories, or $EMS_DEV_DATA
 PG_URL = os.environ.get("EMS_TEST_DATABASE_URL")
