@@ -1,8 +1,9 @@
-"""Reading trajectories files in the canonical JSON Lines format of shared/data/trajectories."""
+"""Reading trajectories files in the canonical JSON Lines format, and where the dev set lies."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,16 @@ from pydantic import ValidationError
 
 from condenser import Trajectory
 from condenser.importers import from_canonical
+
+DEV_DATA_VARIABLE = "EMS_DEV_DATA"
+DEV_FILES = ("webcanvas.jsonl", "online_mind2web_abp.jsonl", "mind2web_demos.jsonl")
+
+
+def dev_data_dir() -> Path:
+    """The dev trajectories: `$EMS_DEV_DATA`, else datasets/trajectories of this source checkout. They ship in
+    the repository with their licences (not in the wheel), so a plain clone has them without a network."""
+    override = os.environ.get(DEV_DATA_VARIABLE)
+    return Path(override) if override else Path(__file__).resolve().parents[1] / "datasets" / "trajectories"
 
 
 @dataclass(frozen=True)

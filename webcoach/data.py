@@ -1,4 +1,4 @@
-"""Trajectory files in the canonical JSON Lines format (shared/data/trajectories, `webcoach import-from`)."""
+"""Trajectory files in the canonical JSON Lines format (datasets/trajectories, `webcoach import-from`)."""
 
 from __future__ import annotations
 
