@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import typer
@@ -62,12 +66,30 @@ def _is_sqlite(url: str) -> bool:
 
 
 @db_app.command("upgrade")
-def db_upgrade(revision: str = typer.Argument("head", help="target revision")) -> None:
-    """Apply the Alembic migrations to EMS_DATABASE_URL."""
+def db_upgrade(
+    revision: str = typer.Argument("head", help="target revision"),
+    wait: float = typer.Option(30.0, min=0, help="seconds to keep retrying while the database refuses connections"),
+) -> None:
+    """Apply the Alembic migrations to EMS_DATABASE_URL. A database that is still starting (a container beside
+    this one, a failover) refuses connections for a while: retry until `--wait` seconds have passed."""
+    from sqlalchemy.exc import OperationalError
+
     from ems_service.db import upgrade
 
     settings = _settings()
-    upgrade(settings.database_url, revision)
+    deadline, delay = time.monotonic() + wait, 0.25
+    while True:
+        try:
+            upgrade(settings.database_url, revision)
+            break
+        except OperationalError as exc:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                console.print(f"[red]database not reachable after {wait:g} s:[/red] {str(exc.orig).strip()}")
+                raise typer.Exit(1) from exc
+            logger.warning("database not reachable yet (%s); retrying", type(exc.orig).__name__)
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 2.0)
     console.print(f"database at {revision}")
 
 
@@ -143,9 +165,24 @@ def serve(
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
 
 
-def _progress() -> Progress:
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console)
+@contextmanager
+def _progress() -> Iterator[Progress]:
+    """A progress bar on stderr. Rich redirects sys.stderr while the bar is drawn, but the log handler holds the
+    stream it was built with and would write over the bar: point it at the redirected stream meanwhile, so each
+    log line is printed above the bar."""
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console) as progress:
+        proxy = sys.stderr  # rich's FileProxy while the bar is live on a terminal, else the plain stream
+        real = getattr(proxy, "rich_proxied_file", None)
+        handlers = [h for h in logging.getLogger().handlers
+                    if real is not None and isinstance(h, logging.StreamHandler) and h.stream is real]
+        for handler in handlers:
+            handler.setStream(proxy)
+        try:
+            yield progress
+        finally:
+            for handler in handlers:
+                handler.setStream(real)
 
 
 @app.command()
@@ -325,17 +362,27 @@ def calibrate(
 
 @app.command("eval")
 def eval_(
-    files: list[Path] = typer.Argument(..., exists=True, dir_okay=False, help="trajectories, JSON Lines"),
+    files: list[Path] | None = typer.Argument(None, exists=True, dir_okay=False,
+                                              help="trajectories, JSON Lines (default: the dev set, $EMS_DEV_DATA "
+                                                   "or datasets/trajectories of the source checkout)"),
     out: Path = typer.Option(Path("eval-out"), "--out", help="folder for report.json, report.md and plots"),
     seed: int = typer.Option(0, help="seed of the memory-size subsamples and CV folds"),
     k: int = typer.Option(8, min=1, help="neighbours per query"),
 ) -> None:
     """Measure coaching quality offline: retrieval, risk, next action, intervention (no server needed)."""
     from coach import CoachConfig
+    from ems_service.dataset import DEV_FILES, dev_data_dir
     from ems_service.evaluation import EvalConfig, evaluate
     from ems_service.evaluation.report import write
 
     settings = _settings()
+    if not files:
+        files = [dev_data_dir() / name for name in sorted(DEV_FILES)]  # the order of the published report
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            console.print(f"[red]no dev set at {dev_data_dir()}[/red] (missing {', '.join(missing)}): name the "
+                          "files, or set EMS_DEV_DATA to a folder holding them")
+            raise typer.Exit(2)
     c = settings.coach
     config = EvalConfig(seed=seed, k=k, domain_boost=c.domain_boost, healthy_budget=c.healthy_budget, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
                                                           min_similarity=c.min_similarity,
