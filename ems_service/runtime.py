@@ -76,16 +76,21 @@ class Runtime:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._follower: threading.Thread | None = None
+        self.read_only = False
         self.ready = False
 
     def start(self, *, background: bool = True) -> Runtime:
         """Open every namespace's index (snapshot + catch-up, or rebuild) and start maintenance."""
+        self.read_only = self.store.detect_standby()
         self.vectors.start()
-        self.lessons.ensure_seeds("default")
-        self._prune()
         self.keys.refresh()
-        if self.settings.admin_key is not None:
-            self.keys.ensure(self.settings.admin_key.get_secret_value(), namespace="default", role="admin")
+        if self.read_only:
+            logger.info("the database is a standby: this replica serves reads; writes are answered 405")
+        else:
+            self.lessons.ensure_seeds("default")
+            self._prune()
+            if self.settings.admin_key is not None:
+                self.keys.ensure(self.settings.admin_key.get_secret_value(), namespace="default", role="admin")
         if background:
             self._thread = threading.Thread(target=self._loop, name="ems-maintenance", daemon=True)
             self._thread.start()
@@ -96,8 +101,11 @@ class Runtime:
 
     def maintain(self) -> None:
         """One round of background work: flush retrieval counts, write changed index snapshots."""
-        self.memory.flush_touches()
         self.vectors.maintain()
+        if self.read_only:
+            self.memory.drop_touches()  # a standby keeps no retrieval counts
+            return
+        self.memory.flush_touches()
         self.sessions.expire()
         if time.time() - self._last_prune > 86400:
             self._prune()

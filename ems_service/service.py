@@ -307,6 +307,11 @@ class MemoryService:
             filters = {"prefer_domain": trajectory.domain, "prefer_task": trajectory.task, **filters}
         return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]
 
+    def drop_touches(self) -> None:
+        """Forget buffered retrieval counts (a read-only replica cannot write them)."""
+        with self._touch_lock:
+            self._touches = {}
+
     def flush_touches(self) -> None:
         """Write buffered retrieval counts (kept off the request path)."""
         with self._touch_lock:

@@ -58,6 +58,14 @@ class Store(IndexFeed):
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         self._episodes_table: Table = EpisodeRecord.__table__
         self._vector_column: str | None = None
+        self.read_only = False
+
+    def detect_standby(self) -> bool:
+        """Whether the database is a streaming standby (read-only): then events of reads are not recorded."""
+        if self.engine.dialect.name == "postgresql":
+            with self.session() as s:
+                self.read_only = bool(s.execute(text("SELECT pg_is_in_recovery()")).scalar())
+        return self.read_only
 
     def write_vectors_into(self, table: Table, column: str) -> None:
         """Store each new episode's vector in `column` of `table` (the episodes table as a backend that keeps the
@@ -313,6 +321,9 @@ class Store(IndexFeed):
         return row, before
 
     def record_event(self, namespace: str, type_: str, data: dict) -> None:
+        """An event in a transaction of its own (none on a standby: the events of reads are not kept there)."""
+        if self.read_only:
+            return
         with self.session() as s:
             self.add_event(s, namespace, type_, data)
 

@@ -63,15 +63,31 @@ def _postgres_url() -> str:
     return PG_URL
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh database built by the Alembic migrations: a new SQLite file, or a reset PostgreSQL schema."""
+@pytest.fixture(params=["sqlite", "postgresql", "pgvector"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A fresh database built by the Alembic migrations: a new SQLite file or a reset PostgreSQL schema (both with
+    the FAISS backend), or a reset PostgreSQL with pgvector and EMS_VECTOR__BACKEND=pgvector for every Settings the
+    test makes (tests marked `faiss` are not run there: they test the FAISS backend's own snapshots and files)."""
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'ems.db'}"
-    else:
+    elif request.param == "postgresql":
         url = _postgres_url()
+    else:
+        url = request.getfixturevalue("pgvector_url")
+        monkeypatch.setenv("EMS_VECTOR__BACKEND", "pgvector")
     upgrade(url)
     yield url
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect (not skip) the pgvector lane of tests marked `faiss`."""
+    keep, dropped = [], []
+    for item in items:
+        lane = getattr(item, "callspec", None) and item.callspec.params.get("db_url")
+        (dropped if lane == "pgvector" and item.get_closest_marker("faiss") else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 @pytest.fixture

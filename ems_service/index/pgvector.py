@@ -143,6 +143,9 @@ class PgvectorBackend:
             cached = self._counts.get(namespace)
         if cached is not None and now - cached[1] <= self.settings.count_ttl_s:
             return cached[0]
+        return self._count(namespace, now)
+
+    def _count(self, namespace: str, now: float) -> int:
         with self.store.session() as s:
             n = int(s.execute(text("SELECT count(*) FROM episodes WHERE namespace = :ns"), {"ns": namespace}).scalar())
         with self._lock:
@@ -164,7 +167,7 @@ class PgvectorBackend:
                 "auto": f"pgvector HNSW (halfvec, inner product); exact at or below {self.settings.exact_below}"}[mode]
         with self.store.session() as s:
             disk = s.execute(text("SELECT pg_relation_size(to_regclass(:ix))"), {"ix": HNSW_INDEX}).scalar()
-        return {"index_type": kind, "index_size": self.count(namespace), "index_bytes": 0,
+        return {"index_type": kind, "index_size": self._count(namespace, time.monotonic()), "index_bytes": 0,
                 "index_disk_bytes": int(disk or 0), "start": "standby (read-only)" if self.standby else "primary"}
 
     def search(self, namespace: str, query: Query) -> list[Hit]:
@@ -177,27 +180,36 @@ class PgvectorBackend:
         return self._search(namespace, query)
 
     def _search(self, namespace: str, query: Query) -> list[Hit]:
+        with self.store.session() as s:
+            sql, params = self._statement(s, namespace, query)
+            rows = s.execute(text(sql).bindparams(self._q), params).all()
+        return [Hit(int(r.id), float(r.score)) for r in rows]
+
+    def explain(self, namespace: str, query: Query) -> str:
+        """PostgreSQL's plan of the search `query` would run (to see whether the HNSW index is walked)."""
+        with self.store.session() as s:
+            sql, params = self._statement(s, namespace, query)
+            return "\n".join(s.scalars(text("EXPLAIN " + sql).bindparams(self._q), params))
+
+    def _statement(self, s: Session, namespace: str, query: Query) -> tuple[str, dict]:
+        """The search's SQL and parameters; HNSW settings are set for the session's transaction."""
         where, params = _where(namespace, query)
         vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
         if vector.shape[0] != DIMENSION:
             raise DimensionMismatch(f"query dimension {vector.shape[0]} != index dimension {DIMENSION}")
-        with self.store.session() as s:
-            exact = self._exact(s, namespace, query, where, params)
-            params.update(q=vector, k=query.k)
-            if exact:
-                sql = (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
-                       f"ORDER BY {COLUMN} <#> :q, id LIMIT :k")
-            else:
-                pool = query.k * self.settings.rerank
-                s.execute(text(f"SET LOCAL hnsw.ef_search = {max(self.settings.ef_search, min(pool, 1000))}"))
-                s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-                s.execute(text(f"SET LOCAL hnsw.max_scan_tuples = {self.settings.max_scan_tuples}"))
-                params["pool"] = pool
-                sql = (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
-                       f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "
-                       "SELECT id, -(v <#> :q) AS score FROM c ORDER BY v <#> :q, id LIMIT :k")
-            rows = s.execute(text(sql).bindparams(self._q), params).all()
-        return [Hit(int(r.id), float(r.score)) for r in rows]
+        exact = self._exact(s, namespace, query, where, params)
+        params.update(q=vector, k=query.k)
+        if exact:
+            return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
+                    f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
+        pool = query.k * self.settings.rerank
+        s.execute(text(f"SET LOCAL hnsw.ef_search = {max(self.settings.ef_search, min(pool, 1000))}"))
+        s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
+        s.execute(text(f"SET LOCAL hnsw.max_scan_tuples = {self.settings.max_scan_tuples}"))
+        params["pool"] = pool
+        return (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
+                f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "
+                "SELECT id, -(v <#> :q) AS score FROM c ORDER BY v <#> :q, id LIMIT :k"), params
 
     def _exact(self, s: Session, namespace: str, query: Query, where: str, params: dict) -> bool:
         """Whether to scan exactly: by mode, or (auto) when the filter keeps at most `exact_below` rows."""

@@ -1,0 +1,179 @@
+"""Congruence of the two vector backends over one table: the same episodes and queries through FAISS and pgvector
+give the same ids in the same order in exact mode, and recall@10 >= 0.95 in HNSW mode, for every filter
+combination; deletes, relabels and a switch of backend keep them in step."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from condenser import Outcome, Step, Trajectory, condense
+from ems_service import Settings
+from ems_service.config import VectorSettings
+from ems_service.db import upgrade
+from ems_service.index import Query, build_backend
+from ems_service.index.pgvector_schema import DIMENSION
+from ems_service.store import Store
+
+N = 3000
+DOMAINS = ["shop.com", "news.org", "air.travel", "bank.net", "mail.io"]
+
+
+def _vectors(n: int, seed: int) -> np.ndarray:
+    """Unit vectors in clusters (as sentence embeddings are), no two alike."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(40, DIMENSION))
+    vecs = centers[rng.integers(0, 40, n)] + 0.6 * rng.normal(size=(n, DIMENSION))
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs.astype(np.float32)
+
+
+def _episodes(n: int) -> list:
+    out = []
+    for i in range(n):
+        domain = DOMAINS[i % len(DOMAINS)] if i % 11 else None
+        traj = Trajectory(
+            task=f"task number {i} on site {i % 50}", steps=[Step(action=f"click[{i}]", url=f"https://{domain or 'x.com'}/p")],
+            outcome=Outcome(success=[True, False, None][i % 3]), domain=domain, task_id=f"t{i % 50}")
+        out.append(condense(traj, namespace="ns"))
+    return out
+
+
+@pytest.fixture(scope="module")
+def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
+    """One pgvector database holding N episodes (vectors written by the pgvector backend's INSERT)."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(pgvector_server, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+    upgrade(pgvector_server)
+    store = Store(pgvector_server)
+    settings = Settings(database_url=pgvector_server, data_dir=tmp_path_factory.mktemp("data"), _env_file=None,
+                        vector={"backend": "pgvector"})
+    build_backend(settings, store, model="m", dimension=DIMENSION)  # makes the store write the vector column
+    vecs = _vectors(N, seed=0)
+    eps = _episodes(N)
+    ids = []
+    for start in range(0, N, 500):
+        ids += store.insert_episodes(eps[start:start + 500], vecs[start:start + 500], "m")
+    yield store, settings, ids, vecs
+    store.close()
+
+
+def _backends(table, search: str, exact_below: int = 5000):
+    store, settings, _, _ = table
+    vector = VectorSettings(backend="pgvector", search=search, exact_below=exact_below)
+    faiss = build_backend(settings.model_copy(update={"vector": VectorSettings()}), store, model="m",
+                          dimension=DIMENSION)
+    pg = build_backend(settings.model_copy(update={"vector": vector}), store, model="m", dimension=DIMENSION)
+    faiss.start()
+    pg.start()
+    return faiss, pg
+
+
+FILTERS = [dict(zip(("domain", "success", "exclude_task_id", "prefer_domain"), combo, strict=True))
+           for combo in itertools.product([None, "news.org"], [None, True, False], [None, "t7"], [None, "shop.com"])]
+
+
+def _queries(vecs: np.ndarray, n: int = 12) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    picked = vecs[rng.choice(len(vecs), n, replace=False)] + 0.3 * rng.normal(size=(n, DIMENSION)).astype(np.float32)
+    return list(picked / np.linalg.norm(picked, axis=1, keepdims=True))
+
+
+def _query(q: np.ndarray, flt: dict, k: int = 10) -> Query:
+    return Query(q, k, domain=flt["domain"], success=flt["success"], exclude_task_id=flt["exclude_task_id"],
+                 prefer_domain=flt["prefer_domain"], boost=0.25 if flt["prefer_domain"] else 0.0)
+
+
+def test_exact_mode_gives_the_faiss_ids_in_the_same_order(table):
+    faiss, pg = _backends(table, "exact")
+    assert pg.ids("ns") == faiss.ids("ns") == set(table[2])
+    compared = 0
+    for flt in FILTERS:
+        for q in _queries(table[3]):
+            a, b = faiss.search("ns", _query(q, flt)), pg.search("ns", _query(q, flt))
+            assert [h.id for h in a] == [h.id for h in b], flt
+            assert np.allclose([h.score for h in a], [h.score for h in b], atol=1e-5)
+            compared += 1
+    assert compared == len(FILTERS) * 12
+
+
+@pytest.mark.parametrize("search", ["hnsw", "auto"])
+def test_hnsw_mode_recall_at_10_for_every_filter(table, search):
+    faiss, pg = _backends(table, search, exact_below=100)  # auto: every filter here keeps more than 100 rows
+    worst = 1.0
+    for flt in FILTERS:
+        found = wanted = 0
+        for q in _queries(table[3]):
+            truth = {h.id for h in faiss.search("ns", _query(q, flt))}
+            got = [h.id for h in pg.search("ns", _query(q, flt))]
+            assert len(got) == len(set(got)) == min(10, len(truth) or 10) or not truth
+            found += len(truth & set(got))
+            wanted += len(truth)
+        worst = min(worst, found / wanted)
+        assert found / wanted >= 0.95, (flt, found / wanted)
+    print(f"pgvector {search}: worst recall@10 over {len(FILTERS)} filter combinations = {worst:.3f}")
+
+
+def test_deletes_and_relabels_keep_both_backends_in_step(table):
+    store, _, ids, vecs = table
+    faiss, pg = _backends(table, "exact")
+    victims = ids[:25]
+    store.delete("ns", victims, reason="test")
+    faiss.remove("ns", victims)
+    store.relabel("ns", ids[30], success=True, label_source="judge", verified=True, trust=1.0)
+    row = store.get("ns", ids[30])
+    from ems_service.index import IndexRow
+
+    faiss.add("ns", [IndexRow(row.id, vecs[30], row.domain, True, row.task_id)])
+    assert pg.ids("ns") == faiss.ids("ns") == set(ids[25:])
+    for flt in ({"domain": None, "success": True, "exclude_task_id": None, "prefer_domain": None},
+                FILTERS[0]):
+        for q in [vecs[0], vecs[30]]:
+            assert [h.id for h in faiss.search("ns", _query(q, flt))] == [h.id for h in pg.search("ns", _query(q, flt))]
+    assert ids[30] in [h.id for h in pg.search("ns", _query(vecs[30], {**FILTERS[0], "success": True}))]
+
+
+def test_rows_stored_under_faiss_get_their_vectors_when_pgvector_starts(table):
+    """A namespace that grew under the FAISS backend switches to pgvector: start copies the stored vectors."""
+    store, settings, _, vecs = table
+    plain = Store(store.url)  # writes no vector column, as under the FAISS backend
+    try:
+        extra = plain.insert_episodes(_episodes(N + 40)[N:], _vectors(40, seed=9), "m")
+    finally:
+        plain.close()
+    faiss, pg = _backends(table, "exact")
+    assert set(extra) <= pg.ids("ns") and pg.ids("ns") == faiss.ids("ns")
+    q = _vectors(40, seed=9)[3]
+    assert pg.search("ns", _query(q, FILTERS[0]))[0].id == extra[3]
+    store.delete("ns", extra, reason="test")
+
+
+def test_the_pgvector_backend_refuses_sqlite_and_a_database_without_the_column(tmp_path):
+    from ems_service.errors import NotReady
+
+    url = f"sqlite:///{tmp_path / 'ems.db'}"
+    upgrade(url)
+    store = Store(url)
+    try:
+        settings = Settings(database_url=url, data_dir=tmp_path, _env_file=None, vector={"backend": "pgvector"})
+        with pytest.raises(NotReady, match="needs PostgreSQL with the pgvector extension"):
+            build_backend(settings, store, model="m", dimension=DIMENSION)
+    finally:
+        store.close()
+
+
+
+def test_hnsw_mode_walks_the_index_and_exact_mode_does_not(table):
+    q = _queries(table[3], 1)[0]
+    for search, used in (("exact", False), ("hnsw", True)):
+        _, pg = _backends(table, search)
+        for flt in FILTERS[:8]:
+            plan = pg.explain("ns", _query(q, flt))
+            assert ("ix_episodes_embedding_hnsw" in plan) is used, (search, flt, plan)
