@@ -478,6 +478,39 @@ def pg_status(data_dir: Path | None = _PG_DIR) -> None:
     typer.echo(_local_pg(data_dir, server.listening_port or 0).url())
 
 
+@app.command("mcp")
+def mcp_stdio(
+    url: str | None = typer.Option(None, envvar="WEBCOACH_URL", help="a running service (its /mcp); default: "
+                                                                     "this machine's database, in this process"),
+    api_key: str | None = typer.Option(None, envvar="WEBCOACH_API_KEY", help="the key for --url (better passed "
+                                                                            "in WEBCOACH_API_KEY than on the "
+                                                                            "command line)"),
+    namespace: str = typer.Option("default", help="the namespace of the embedded mode"),
+) -> None:
+    """Serve the memory and the coach as MCP tools over stdio (Claude Desktop, Cursor, any MCP client)."""
+    import contextlib
+    import sys
+
+    from ems_service import mcp_server, tracing
+    from ems_service.db import upgrade
+    from ems_service.runtime import Runtime
+
+    settings = _settings()  # logs go to stderr: stdout carries the protocol
+    if url:
+        mcp_server.serve_stdio_proxy(url, api_key=api_key)
+        return
+    if _is_sqlite(settings.database_url):
+        upgrade(settings.database_url)
+    with contextlib.redirect_stdout(sys.stderr):  # nothing a library prints may corrupt the protocol
+        tracing.configure(settings.tracing)
+        runtime = Runtime(settings).start()
+        tracing.instrument(runtime)
+    try:
+        mcp_server.serve_stdio(runtime, namespace=namespace)
+    finally:
+        runtime.close()
+
+
 def main() -> None:
     app()
 

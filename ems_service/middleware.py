@@ -112,7 +112,7 @@ class RequestContext:
                 await refuse(LimitExceeded(
                     f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)"))
                 return
-            if body and _SUSPECT.search(body) is not None:
+            if body and scope.get("path") != "/mcp" and _SUSPECT.search(body) is not None:  # MCP: a tool error
                 try:
                     why = bad_text(json.loads(body))
                 except (ValueError, RecursionError):

@@ -17,6 +17,7 @@ from condenser.models import Outcome, Step, Trajectory
 from webcoach.client import ApiError, AsyncClient, AsyncSession, Client, Session
 from webcoach.data import read_jsonl
 from webcoach.messages import append_guidance
+from webcoach.tracecontext import traceparent
 
 __all__ = ["ApiError", "AsyncClient", "AsyncSession", "Client", "Guidance", "Outcome", "Session", "Step",
-           "Trajectory", "append_guidance", "read_jsonl"]
+           "Trajectory", "append_guidance", "read_jsonl", "traceparent"]

@@ -18,6 +18,7 @@ import httpx
 
 from coach.models import Guidance
 from condenser.models import Outcome, Step, Trajectory
+from webcoach.tracecontext import trace_headers
 
 StepLike = Step | Mapping[str, Any]
 TrajectoryLike = Trajectory | Mapping[str, Any]
@@ -120,6 +121,8 @@ class Client:
 
     def request(self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any) -> Any:
         """One API call with retries; returns the decoded JSON (None for 204) or raises ApiError."""
+        if trace := trace_headers():  # the caller's trace context (W3C traceparent), when it has one
+            kwargs["headers"] = {**trace, **kwargs.get("headers", {})}
         attempt = 0
         while True:
             try:
@@ -244,6 +247,8 @@ class AsyncClient:
         await self._http.aclose()
 
     async def request(self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any) -> Any:
+        if trace := trace_headers():
+            kwargs["headers"] = {**trace, **kwargs.get("headers", {})}
         attempt = 0
         while True:
             try:

@@ -21,7 +21,8 @@ FORBIDDEN = {
 HOMES = {"faiss": {"index/"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"},
          "httpx": {"llm.py", "embedded.py"},
          "transformers": {"llm.py", "onnx_embedder.py"}, "torch": {"llm.py", "onnx_embedder.py"},
-         "onnxruntime": {"onnx_embedder.py"}}
+         "onnxruntime": {"onnx_embedder.py"}, "mcp": {"mcp_server.py"}, "httpx2": {"mcp_server.py"},
+         "opentelemetry": {"tracing.py"}}
 
 
 def imports(path: Path) -> set[str]:
