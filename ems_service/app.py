@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ems_service import tracing
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import EMSError
@@ -88,12 +89,15 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime(settings, embedder=embedder).start()
+        tracing.instrument(runtime)  # spans around the runtime's parts, when tracing is on
         app.state.runtime = runtime
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             runtime.close()
 
+    from ems_service import mcp_server
     from ems_service.routes import admin, coach, episodes, memory, search, system
 
     app = FastAPI(
@@ -101,6 +105,8 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         version="0.1.0",
         description="Episodic memory and coaching for fleets of web agents.",
         lifespan=lifespan,
+        # spans are ems_service.tracing's (no content); FastAPI's own would export url paths and error messages
+        telemetry={"tracing": False, "metrics": False, "logs": False, "operation_spans": False},
         # every route may answer with the one error shape: documented once, here
         responses={status: {"model": ErrorBody, "description": text} for status, text in _ERRORS.items()},
     )
@@ -124,6 +130,8 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(memory.router)
     app.include_router(admin.router)
     app.add_middleware(RequestContext, limits=settings.limits)
+    mcp = mcp_server.mount(app, settings)  # /mcp: the tools over streamable HTTP, behind the same keys
+    tracing.install(app, settings.tracing)  # outermost: every request's span, refusals included
     app.state.settings = settings
     return app
 
