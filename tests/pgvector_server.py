@@ -3,8 +3,8 @@
 `pgvector_url` is a database whose public schema is reset for each test (the migrations then create the vector
 extension). With EMS_TEST_PGVECTOR_URL set (CI starts one server with `webcoach pg start`) the tests only
 reset or create databases on it; without it the session starts its own server on a free loopback port and
-stops it at the end. `pg_replica` and `pg_shards` always start servers of their own, only for the tests that
-ask for them. Nothing here skips: a server that cannot start is an error.
+stops it at the end. `pg_replica` and `pg_shards` always start servers of their own (once per session), only
+for the tests that ask for them. Nothing here skips: a server that cannot start is an error.
 """
 
 from __future__ import annotations
@@ -120,13 +120,27 @@ def pg_replica(_pg_dirs: list[Path]) -> Iterator[tuple[LocalPostgres, LocalPostg
 
 
 @pytest.fixture(scope="session")
-def pg_shards(_pg_dirs: list[Path]) -> Iterator[Shards]:
-    """A coordinator and two shard nodes (database `ems` on each), for sharding over postgres_fdw."""
+def _shard_servers(_pg_dirs: list[Path]) -> Iterator[list[LocalPostgres]]:
     servers = _servers(_pg_dirs, ["coordinator", "shard0", "shard1"])
     try:
         for server in servers:
-            server.start().create_database("ems")
-        yield Shards(coordinator=servers[0], shards=servers[1:])
+            server.start()
+        yield servers
     finally:
         for server in servers:
             server.stop()
+
+
+@pytest.fixture
+def pg_shards(_shard_servers: list[LocalPostgres]) -> Shards:
+    """A coordinator and two shard nodes for sharding over postgres_fdw: the servers start once per session, the
+    database `ems` on each is new for every test (each test shards the migrated tables its own way)."""
+    for server in _shard_servers:
+        engine = create_engine(server.url(), isolation_level="AUTOCOMMIT")
+        try:
+            with engine.connect() as conn:
+                conn.execute(text("DROP DATABASE IF EXISTS ems WITH (FORCE)"))
+        finally:
+            engine.dispose()
+        server.create_database("ems")
+    return Shards(coordinator=_shard_servers[0], shards=_shard_servers[1:])
