@@ -5,10 +5,11 @@ pg_basebackup; pgvector 0.8 and postgres_fdw as extensions) from the `embedded-p
 server ourselves: one data dir, trust auth on 127.0.0.1 only, no unix socket (long pytest paths overflow the
 107-byte socket path), stopped by the PID in postmaster.pid. PostgreSQL refuses to run as root, so as root every
 command runs as the `postgres` user, which must be able to reach the data dir (its parents need o+x: /tmp is fine,
-a pytest tmp dir under /root is not). `fsync=False` is an explicit option for throwaway servers.
+/tmp/pytest-of-root and /root are not). `fsync=False` is an explicit option for throwaway servers.
 
-Sharding over postgres_fdw (`add_shards`, `shard_table`), measured on PostgreSQL 18.6 with the migrated
-`episodes` table (tests/deploy/test_localpg.py checks the first five):
+Sharding over postgres_fdw (`add_shards`, `shard_table`), found on PostgreSQL 18.6 with the migrated `episodes`
+table (tests/deploy/test_localpg.py checks the routing, the ids, a duplicate's 23505 and the pruned, shipped
+query; the rest was tried by hand with EXPLAIN VERBOSE and auto_explain on a shard):
 - Rows route: an INSERT into the parent (`PARTITION BY HASH (namespace)`, partitions are foreign tables)
   lands on the namespace's shard, multi-row INSERT ... RETURNING included, one remote statement per row.
 - Ids come from the coordinator's sequence (the parent keeps the serial default; postgres_fdw sends the id),
