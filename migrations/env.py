@@ -7,6 +7,7 @@ import os
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+from ems_service.index.pgvector_schema import include_object
 from ems_service.tables import Base
 
 config = context.config
@@ -19,7 +20,8 @@ def _url() -> str:
 
 
 def run_migrations_offline() -> None:
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
+    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, render_as_batch=True,
+                      include_object=include_object)
     with context.begin_transaction():
         context.run_migrations()
 
@@ -27,7 +29,8 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     engine = create_engine(_url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
-        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True)
+        context.configure(connection=connection, target_metadata=target_metadata, render_as_batch=True,
+                          include_object=include_object)
         with context.begin_transaction():
             context.run_migrations()
     engine.dispose()

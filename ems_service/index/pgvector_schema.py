@@ -17,6 +17,7 @@ logger = logging.getLogger(__name__)
 DIMENSION = 384  # the bundled MiniLM; another embedder needs a migration of its own
 COLUMN = "embedding_vec"
 HNSW_INDEX = "ix_episodes_embedding_hnsw"
+MISSING_INDEX = "ix_episodes_embedding_missing"
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults: recall >= 0.95 at ef_search 64 measured here
 
 
@@ -38,7 +39,7 @@ def ensure(conn: Connection) -> bool:
     conn.execute(text(
         f"CREATE INDEX IF NOT EXISTS {HNSW_INDEX} ON episodes USING hnsw "
         f"(({COLUMN}::halfvec({DIMENSION})) halfvec_ip_ops) WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})"))
-    conn.execute(text(f"CREATE INDEX IF NOT EXISTS ix_episodes_embedding_missing ON episodes (namespace, id) "
+    conn.execute(text(f"CREATE INDEX IF NOT EXISTS {MISSING_INDEX} ON episodes (namespace, id) "
                       f"WHERE {COLUMN} IS NULL"))
     return True
 
@@ -49,3 +50,9 @@ def column_dimension(conn: Connection) -> int | None:
         "SELECT atttypmod FROM pg_attribute WHERE attrelid = to_regclass('episodes') AND attname = :col "
         "AND NOT attisdropped"), {"col": COLUMN}).first()
     return None if row is None else int(row[0])
+
+
+def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    """Alembic's autogenerate filter: the pgvector column and its indexes are made here, not by the ORM models
+    (SQLite has no such column), so a comparison with the models must not propose dropping them."""
+    return not (reflected and compare_to is None and name in (COLUMN, HNSW_INDEX, MISSING_INDEX))

@@ -11,7 +11,7 @@ Revises: 0006
 
 from alembic import op
 
-from ems_service.index.pgvector_schema import ensure
+from ems_service.index.pgvector_schema import COLUMN, HNSW_INDEX, MISSING_INDEX, ensure
 
 revision = "0007"
 down_revision = "0006"
@@ -28,6 +28,6 @@ def upgrade() -> None:
 def downgrade() -> None:
     conn = op.get_bind()
     if conn.dialect.name == "postgresql":
-        op.execute("DROP INDEX IF EXISTS ix_episodes_embedding_hnsw")
-        op.execute("DROP INDEX IF EXISTS ix_episodes_embedding_missing")
-        op.execute("ALTER TABLE episodes DROP COLUMN IF EXISTS embedding_vec")
+        op.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+        op.execute(f"DROP INDEX IF EXISTS {MISSING_INDEX}")
+        op.execute(f"ALTER TABLE episodes DROP COLUMN IF EXISTS {COLUMN}")

@@ -111,6 +111,7 @@ def test_a_manifest_without_checksums_is_not_trusted(tmp_path):
             NamespaceIndex.load(path, model="m", dimension=DIM)
 
 
+@pytest.mark.faiss
 def test_a_damaged_snapshot_is_rebuilt_from_stored_vectors(settings, embedder):
     """The reported case end to end: 4 KB of 0x7f inside the .faiss (similarities of 3e37 before) and the
     .vectors.npy: the runtime notices, rebuilds from the table, and search scores stay cosines."""

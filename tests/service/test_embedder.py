@@ -31,6 +31,7 @@ def test_missing_model_is_a_clear_start_up_error(tmp_path):
         Embedder(tmp_path)
 
 
+@pytest.mark.faiss
 @pytest.mark.parametrize("how", ["rows rewritten, no snapshot", "row added after the snapshot"])
 def test_vectors_of_another_model_stop_start_up(settings, embedder, how):
     """Start-up checks every stored vector's model when it rebuilds, and the rows newer than the snapshot

@@ -7,17 +7,23 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 
 from ems_service.db import head_revision, upgrade
+from ems_service.index.pgvector_schema import COLUMN, HNSW_INDEX, available, include_object
 from ems_service.tables import Base
 
 
 def test_schema_matches_models(db_url):
+    """The models' schema, plus (on PostgreSQL with pgvector, only there) the vector column and its indexes."""
     engine = create_engine(db_url)
     try:
         with engine.connect() as conn:
-            ctx = MigrationContext.configure(conn, opts={"compare_type": False})
+            ctx = MigrationContext.configure(conn, opts={"compare_type": False, "include_object": include_object})
             assert ctx.get_current_revision() == head_revision()
             diff = compare_metadata(ctx, Base.metadata)
+            columns = {c["name"] for c in inspect(conn).get_columns("episodes")}
+            indexes = {i["name"] for i in inspect(conn).get_indexes("episodes")}
+            has_pgvector = conn.dialect.name == "postgresql" and available(conn)
         assert diff == [], diff
+        assert (COLUMN in columns) is has_pgvector and (HNSW_INDEX in indexes) is has_pgvector
     finally:
         engine.dispose()
 

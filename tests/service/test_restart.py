@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from sqlalchemy import select
 
 from ems_service import Runtime
@@ -13,6 +14,8 @@ from ems_service.tables import EpisodeRecord
 from tests.conftest import dev_records
 
 QUERIES = ["add a gift card to the cart", "find flights to New York", "search for jobs", "book a hotel room"]
+
+pytestmark = pytest.mark.faiss  # snapshots and rebuilds of the FAISS backend
 
 
 def _search_all(client) -> list[list[tuple[int, float]]]:

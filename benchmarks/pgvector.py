@@ -1,0 +1,262 @@
+"""The two vector backends side by side on one PostgreSQL table, at 100k and 1M episodes.
+
+Run: `python -m benchmarks.pgvector [--sizes 100000,1000000] [--out benchmarks/results/pgvector.json]`.
+
+A local PostgreSQL 18 + pgvector (ems_service.localpg, its own data dir under /tmp) is built by the migrations and
+filled with the dev set (a real ingest through the service) and copies of its rows with perturbed vectors
+(benchmarks.data: dev-set MiniLM vectors, not uniform noise), by COPY with the HNSW index dropped, then indexed
+(CREATE INDEX, as a bulk load should). For each size, with the same queries (real task texts, embedded):
+
+- search p50 / p99 in process, per backend call: FAISS (the service's index kind at that size: IVF-SQ8 above
+  20k) and pgvector in `hnsw`, `exact` and `auto` modes, without and with a domain filter;
+- recall@10 against exact float32 brute force (numpy) with the same filter;
+- ingest: episodes/s of the store's INSERT plus the backend's add, 32 prepared episodes a batch (embedding
+  excluded: it is the same for both);
+- a real `webcoach serve` API replica per backend: seconds to ready and its RSS after 200 searches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.common import percentiles
+from benchmarks.data import REPLICATED, SIGMA, dev_vectors
+from ems_service import Embedder, Runtime, Settings
+from ems_service.db import upgrade
+from ems_service.index import Query
+from ems_service.index.pgvector_schema import COLUMN, HNSW_INDEX, ensure
+from ems_service.localpg import LocalPostgres, free_port
+
+K = 10
+
+
+def _fill(url: str, n: int, *, seed: int = 0) -> float:
+    """Grow namespace default to n rows: COPY copies of its real rows with perturbed vectors; seconds."""
+    import psycopg
+    from psycopg.types.json import Jsonb
+    from sqlalchemy.engine import make_url
+
+    from ems_service.tables import EpisodeRecord
+
+    started = time.perf_counter()
+    u = make_url(url)
+    conninfo = f"host={u.host} port={u.port} user={u.username} dbname={u.database}"
+    cols = [c.name for c in EpisodeRecord.__table__.columns if c.name != "id"]
+    json_cols = {c.name for c in EpisodeRecord.__table__.columns if c.type.__class__.__name__ == "JSON"}
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        originals = conn.execute(f"SELECT {', '.join(cols)} FROM episodes WHERE namespace = 'default'").fetchall()
+        have = len(originals)
+        if n <= have:
+            return 0.0
+        conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+        base = np.stack([np.frombuffer(r[cols.index("embedding")], dtype=np.float32) for r in originals])
+        rng = np.random.default_rng(seed)
+        from tqdm import tqdm
+
+        bar = tqdm(total=n - have, desc=f"COPY to {n:,}", unit="row", leave=False)
+        chunk = 20_000
+        for start in range(have, n, chunk):
+            stop = min(n, start + chunk)
+            src = np.arange(start, stop) % have
+            noisy = base[src] + rng.normal(scale=SIGMA, size=(stop - start, base.shape[1]))
+            noisy = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+            with conn.cursor() as cur, cur.copy(f"COPY episodes ({', '.join(cols)}, {COLUMN}) FROM STDIN") as copy:
+                for j, i in enumerate(src):
+                    row = list(originals[i])
+                    row[cols.index("trajectory_hash")] = f"{row[cols.index('trajectory_hash')][:40]}-{start + j}"
+                    row[cols.index("embedding")] = noisy[j].tobytes()
+                    row[cols.index("trajectory")] = b""
+                    for c in json_cols:
+                        row[cols.index(c)] = Jsonb(row[cols.index(c)])
+                    copy.write_row([*row, "[" + ",".join(map(str, noisy[j].tolist())) + "]"])
+            bar.update(stop - start)
+        bar.close()
+        conn.execute("SET maintenance_work_mem = '4GB'")
+        conn.execute("ANALYZE episodes")
+    return time.perf_counter() - started
+
+
+def _index(url: str) -> float:
+    """(Re)create the HNSW index (migration 0007's definition) and return the seconds it took."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    started = time.perf_counter()
+    with engine.connect() as conn:
+        conn.execute(text("SET maintenance_work_mem = '4GB'"))
+        conn.execute(text("SET max_parallel_maintenance_workers = 1"))
+        ensure(conn)
+        conn.execute(text("ANALYZE episodes"))
+    engine.dispose()
+    return time.perf_counter() - started
+
+
+def _truth(vectors: np.ndarray, mask: np.ndarray | None, q: np.ndarray) -> set[int]:
+    scores = vectors @ q
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    top = np.argpartition(-scores, K)[:K]
+    return {int(i) for i in top if np.isfinite(scores[i])}
+
+
+def _measure(backend, queries: np.ndarray, ids: np.ndarray, vectors: np.ndarray, domains: np.ndarray,
+             domain: str | None, passes: int) -> dict:
+    mask = None if domain is None else domains == domain
+    times, found, wanted = [], 0, 0
+    for p in range(passes):
+        for q in queries:
+            started = time.perf_counter()
+            hits = backend.search("default", Query(q, K, domain=domain))
+            times.append(time.perf_counter() - started)
+            if p == 0:
+                truth = {int(ids[i]) for i in _truth(vectors, mask, q)}
+                found += len(truth & {h.id for h in hits})
+                wanted += len(truth)
+    return {**percentiles(times), "recall10": round(found / max(1, wanted), 4), "queries": len(times)}
+
+
+def _table(url: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ids, float32 vectors and domains of every row, for the brute-force truth."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(url)
+    ids, vecs, doms = [], [], []
+    with engine.connect() as conn:
+        result = conn.execution_options(stream_results=True, max_row_buffer=20_000).execute(
+            text("SELECT id, embedding, domain FROM episodes ORDER BY id"))
+        for r in result:
+            ids.append(r.id)
+            vecs.append(np.frombuffer(r.embedding, dtype=np.float32))
+            doms.append(r.domain or "")
+    engine.dispose()
+    return np.array(ids), np.stack(vecs), np.array(doms, dtype=object)
+
+
+def _ingest_rate(rt: Runtime, n_batches: int = 8) -> float:
+    """Episodes/s of INSERT + index add for batches of 32 prepared (already embedded) episodes."""
+    from condenser import Outcome, Step, Trajectory, condense
+
+    rng = np.random.default_rng(3)
+    batches = []
+    for b in range(n_batches):
+        eps = [condense(Trajectory(task=f"bench ingest {time.time_ns()} {b} {i}", steps=[Step(action="click[1]")],
+                                   outcome=Outcome(success=True), domain="bench.example"), namespace="default")
+               for i in range(32)]
+        vec = rng.normal(size=(32, 384)).astype(np.float32)
+        batches.append((eps, vec / np.linalg.norm(vec, axis=1, keepdims=True)))
+    from ems_service.index import IndexRow
+
+    started = time.perf_counter()
+    for eps, vec in batches:
+        ids = rt.store.insert_episodes(eps, vec, rt.embedder.name)
+        rt.vectors.add("default", [IndexRow(i, v, e.domain, e.success, e.task_id) for i, v, e in
+                                   zip(ids, vec, eps, strict=True)])
+    return round(n_batches * 32 / (time.perf_counter() - started), 1)
+
+
+def _serve(url: str, work: Path, backend: str, texts: list[str]) -> dict:
+    """A real API replica: seconds to ready, RSS after searches."""
+    import httpx
+
+    from ems_service.embedded import ServeProcess
+
+    env = {**os.environ, "EMS_DATABASE_URL": url, "EMS_DATA_DIR": str(work / f"serve-{backend}"),
+           "EMS_VECTOR__BACKEND": backend, "HF_HUB_OFFLINE": "1", "EMS_LOG_LEVEL": "WARNING",
+           "EMS_INDEX__CAPACITY": "5000000", "EMS_COACH__REFIT_EVERY": "0"}
+    with ServeProcess(env) as server:
+        ready = server.wait_ready(timeout=1800)
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            for t in texts[:200]:
+                client.post("/v1/search", json={"text": t, "k": K})
+        rss = int(next(ln.split()[1] for ln in Path(f"/proc/{server.proc.pid}/status").read_text().splitlines()
+                       if ln.startswith("VmRSS"))) / 1024
+    return {"ready_s": round(ready, 2), "rss_mb": round(rss, 1)}
+
+
+def run(sizes: list[int], work: Path) -> dict:
+    embedder = Embedder()
+    dev = dev_vectors(embedder)
+    from benchmarks.common import DATA, DEV_FILES
+    from ems_service.dataset import read_jsonl
+
+    texts = [ln.trajectory.task for name in DEV_FILES for ln in read_jsonl(DATA / name) if ln.trajectory][::3]
+    server = LocalPostgres(work / "pg", free_port())
+    server.start()
+    out: dict = {"data": REPLICATED, "k": K, "sizes": {}}
+    try:
+        url = server.create_database("bench")
+        upgrade(url)
+        settings = Settings(database_url=url, data_dir=work / "data", _env_file=None,
+                            vector={"backend": "pgvector"}, coach={"refit_every": 0}, index={"capacity": 5_000_000})
+        rt = Runtime(settings, embedder=embedder).start(background=False)
+        runs = [ln.trajectory for name in DEV_FILES for ln in read_jsonl(DATA / name) if ln.trajectory]
+        rt.memory.ingest(namespace="default", trajectories=runs)
+        rt.close()
+        for n in sizes:
+            fill_s = _fill(url, n)
+            index_s = _index(url)
+            ids, vectors, domains = _table(url)
+            top_domain = statistics.mode([d for d in domains if d])
+            queries = dev.queries[:100]
+            row: dict = {"n": len(ids), "fill_s": round(fill_s, 1), "hnsw_build_s": round(index_s, 1),
+                         "domain_filter": f"{top_domain} ({int((domains == top_domain).sum()):,} rows)"}
+            for backend in ("faiss", "pgvector"):
+                modes = ["ivf"] if backend == "faiss" else ["hnsw", "auto", "exact"]
+                for mode in modes:
+                    vs = {"backend": backend} if backend == "faiss" else {"backend": backend, "search": mode}
+                    cfg = settings.model_copy(update={"vector": settings.vector.model_copy(update=vs)})
+                    rt = Runtime(cfg, embedder=embedder)
+                    started = time.perf_counter()
+                    rt.start(background=False)
+                    if backend == "faiss":
+                        rt.vectors.namespace("default").wait_for_build()  # the kind the service serves at this size
+                    start_s = time.perf_counter() - started
+                    passes, few = (3, queries) if mode != "exact" else (1, queries[:5])
+                    key = f"{backend}_{mode}"
+                    row[key] = {"start_s": round(start_s, 2),
+                                "unfiltered": _measure(rt.vectors, few, ids, vectors, domains, None, passes),
+                                "domain": _measure(rt.vectors, few, ids, vectors, domains, top_domain, passes)}
+                    if mode in ("ivf", "auto"):
+                        row[key]["ingest_eps"] = _ingest_rate(rt)
+                    rt.close()
+                row[f"serve_{backend}"] = _serve(url, work, backend, texts)
+            out["sizes"][str(n)] = row
+            print(json.dumps({str(n): row}), flush=True)
+    finally:
+        server.stop()
+    return out
+
+
+def headline(result: dict) -> dict:
+    """The issue's keys from the largest size measured (1M when run in full)."""
+    top = result["sizes"][max(result["sizes"], key=int)]
+    auto = top["pgvector_auto"]
+    return {"pgvector_search_p99_ms_1m": max(auto["unfiltered"]["p99_ms"], auto["domain"]["p99_ms"]),
+            "pgvector_recall10_1m": min(auto["unfiltered"]["recall10"], auto["domain"]["recall10"]),
+            "api_rss_mb_1m_pgvector": top["serve_pgvector"]["rss_mb"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/pgvector.json"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="webcoach-pgbench-", dir="/tmp") as tmp:
+        work = Path(tmp)
+        work.chmod(0o755)
+        result = run([int(s) for s in args.sizes.split(",")], work)
+    result["headline"] = headline(result)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result["headline"]))
+
+
+if __name__ == "__main__":
+    main()
