@@ -19,6 +19,7 @@ from ems_service.errors import EMSError
 from ems_service.middleware import RequestContext
 from ems_service.runtime import Runtime
 from ems_service.schemas import ErrorBody
+from ems_service.ui import mount_ui
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +132,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(admin.router)
     app.add_middleware(RequestContext, limits=settings.limits)
     mcp = mcp_server.mount(app, settings)  # /mcp: the tools over streamable HTTP, behind the same keys
+    mount_ui(app, settings)  # /ui: the dashboard, in front of the API's key and JSON checks
     tracing.install(app, settings.tracing)  # outermost: every request's span, refusals included
     app.state.settings = settings
     return app

@@ -174,10 +174,10 @@ class LessonService:
 
     # -- reading --------------------------------------------------------------------------------------------
 
-    def tier1(self, namespace: str) -> list[LessonRecord]:
+    def tier1(self, namespace: str, *, record: bool = True) -> list[LessonRecord]:
         """At most ten lessons for an agent's system prompt: seeds first, then the most used. Only approved
         lessons, and never one with role markup or instruction phrases (a learned lesson's text comes from
-        agents' actions)."""
+        agents' actions). `record=False` (the dashboard looking) leaves no tier1_loaded event."""
         self.ensure_seeds(namespace)
         with self.store.session() as s:
             rows = list(s.scalars(
@@ -186,7 +186,8 @@ class LessonService:
                 .order_by((LessonRecord.source == "seed").desc(), LessonRecord.use_count.desc(), LessonRecord.id)
                 .limit(TIER1_LIMIT * 5)))
         rows = [r for r in rows if not instruction_markup(r.lesson)][:TIER1_LIMIT]
-        self.store.record_event(namespace, "tier1_loaded", {"count": len(rows)})
+        if record:
+            self.store.record_event(namespace, "tier1_loaded", {"count": len(rows)})
         return rows
 
     def recall_error(self, namespace: str, *, command: str, error: str | None, record: bool = True) -> list[LessonRecord]:

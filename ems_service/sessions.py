@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, or_, select
 
 from coach import Guidance, PartialRun, advice_key
 from condenser import Outcome, Step, Trajectory
@@ -22,6 +22,20 @@ from ems_service.store import aware, utcnow
 from ems_service.tables import SessionRecord
 
 logger = logging.getLogger(__name__)
+
+
+def _trace_point(n_steps: int, guidance: Guidance) -> dict:
+    point = {"n_steps": n_steps, "risk": guidance.failure_risk, "intervene": guidance.intervene}
+    if guidance.intervene:
+        point |= {"advice": guidance.advice, "signals": guidance.signals}
+    return point
+
+
+def risk_trace(record: SessionRecord) -> list[dict]:
+    """The coach's verdict each time steps arrived: `{n_steps, risk, intervene[, advice, signals]}`, oldest first.
+    Kept as it was given (recomputing it later would answer with today's memory, not what the agent was told);
+    one point per append, so it is bounded by EMS_LIMITS__MAX_STEPS."""
+    return list((record.last_guidance or {}).get("trace", []))
 
 
 class SessionService:
@@ -80,6 +94,17 @@ class SessionService:
         with self.store.session() as s:
             return self._load(s, namespace, session_id)
 
+    def recent(self, *, namespace: str, limit: int) -> list[SessionRecord]:
+        """The namespace's sessions, most recently active first: open and finished ones, never an open one past
+        its idle TTL (`get` would not find it either)."""
+        cutoff = utcnow() - timedelta(seconds=self.settings.coach.session_ttl_s)
+        with self.store.session() as s:
+            return list(s.scalars(
+                select(SessionRecord)
+                .where(SessionRecord.namespace == namespace,
+                       or_(SessionRecord.status != "open", SessionRecord.updated_at >= cutoff))
+                .order_by(SessionRecord.updated_at.desc(), SessionRecord.id).limit(limit)))
+
     def _guide(self, namespace: str, run: PartialRun, advice_log: list) -> tuple[Guidance, CoachTimings]:
         recent = [(int(t), str(k)) for t, k in advice_log]
         return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
@@ -124,7 +149,8 @@ class SessionService:
                     if row.n_steps != seen or row.status != "open":
                         continue  # changed meanwhile: redo on the new state
                     row.trajectory, row.n_steps, row.advice_log = trajectory, n_steps, advice_log
-                    row.last_guidance = {"n_steps": n_steps, "guidance": guidance.model_dump(mode="json")}
+                    row.last_guidance = {"n_steps": n_steps, "guidance": guidance.model_dump(mode="json"),
+                                         "trace": [*risk_trace(row), _trace_point(n_steps, guidance)]}
                     row.updated_at = utcnow()
                 return row, guidance
             raise Conflict(f"session {session_id} kept changing while steps were appended; retry")
