@@ -23,7 +23,7 @@ import functools
 import logging
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -42,7 +42,13 @@ _TEXT_KEYS = frozenset({"ems.namespace", "ems.op", "ems.tool", "http.route", "ht
 
 
 class _NoSpan:
-    """What `span` yields when tracing is off."""
+    """What `span` gives when tracing is off: its own context manager, so the off path builds no generator."""
+
+    def __enter__(self) -> _NoSpan:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
     def set(self, **attributes: object) -> None:
         pass
@@ -119,14 +125,15 @@ def shutdown() -> None:
     _tracer = None
 
 
-@contextmanager
-def span(name: str, **attributes: object) -> Iterator[_Span | _NoSpan]:
+def span(name: str, **attributes: object) -> AbstractContextManager[_Span | _NoSpan]:
     """A child span of the current one; `.set(**attributes)` adds results. A failure sets `error.type` to the
     exception's class (its message may quote input, so it is not recorded)."""
     tracer = _tracer
-    if tracer is None:
-        yield _NO_SPAN
-        return
+    return _NO_SPAN if tracer is None else _live_span(tracer, name, attributes)
+
+
+@contextmanager
+def _live_span(tracer: Any, name: str, attributes: dict[str, object]) -> Iterator[_Span]:
     with tracer.start_as_current_span(name, attributes=_attributes(attributes), record_exception=False,
                                       set_status_on_exception=False) as current:
         try:
