@@ -19,7 +19,7 @@ from ems_service.ui.render import link, page
 router = APIRouter(prefix="/ui")
 PAGE_SIZES = (10, 20, 50, 100)
 SIMILAR = 5
-Outcome = Literal["", "success", "failure"]
+OutcomeFilter = Literal["", "success", "failure"]
 
 
 def _success(value: str) -> bool | None:
@@ -50,7 +50,7 @@ def overview(request: Request, rt: Runtime = Depends(runtime), who: Viewer = Dep
 def episodes(
     request: Request,
     domain: str = "",
-    outcome: Outcome = "",
+    outcome: OutcomeFilter = "",
     source: Literal["", "self", "seed", "import"] = "",
     cursor: str | None = None,
     limit: int = Query(20, ge=1),
@@ -91,7 +91,7 @@ def episode(request: Request, episode_id: RowId, rt: Runtime = Depends(runtime),
 
 
 @router.get("/search", response_class=HTMLResponse)
-def search(request: Request, q: str = "", k: int = Query(10, ge=1), domain: str = "", outcome: Outcome = "",
+def search(request: Request, q: str = "", k: int = Query(10, ge=1), domain: str = "", outcome: OutcomeFilter = "",
            rt: Runtime = Depends(runtime), who: Viewer = Depends(viewer)) -> HTMLResponse:
     """The most similar episodes to a text (POST /v1/search with `text`), without counting as retrievals."""
     hits = []

@@ -3,8 +3,8 @@
 The cookie holds the key itself (base64, so any key survives cookie syntax) and every request resolves it through
 the same KeyRing as the REST API: a revoked key is logged out on its next click, and the key's namespace and role
 apply exactly as on /v1. With no key in the database (embedded mode) the REST API serves `default` as admin to
-anyone on loopback, and so does the dashboard. Unknown keys typed into the form count against the same per-address
-limit as unknown keys on the API (EMS_LIMITS__MAX_AUTH_FAILURES).
+anyone on loopback, and so does the dashboard. Unknown keys typed into the form are limited per address with the
+API's settings (EMS_LIMITS__MAX_AUTH_FAILURES per EMS_LIMITS__AUTH_FAILURE_WINDOW_S).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class Viewer:
     key_prefix: str | None  # which key is in use (its first 10 characters, as /v1/admin/keys shows); None: embedded
 
 
-class LoginRequired(Exception):  # noqa: N818 - a redirect, not an error
+class LoginRequired(Exception):
     """No usable key: the handler sends the browser to the login page (with why, when there is a why)."""
 
     def __init__(self, reason: str | None = None) -> None:
