@@ -31,6 +31,8 @@ logger = logging.getLogger(__name__)
 PREFIX = "/ui"
 # No script at all (nothing needs one), styles and images from the dashboard itself, forms only to itself, never
 # framed: a stored payload that slipped past escaping would still have nothing to run and nowhere to send data.
+# Referrer-Policy same-origin, not no-referrer: under no-referrer Chromium posts forms with `Origin: null`, which the
+# login's same-origin check has to refuse; same-origin still sends no url (with its query) to another site.
 CSP = ("default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
