@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from ems_service import EmbeddedServer, Settings
 from ems_service.keys import KeyRing
 from ems_service.store import Store
+from tests.conftest import ROOT
 
 TOOLS = {"search_memory", "get_coaching", "start_session", "add_steps", "finish_session", "add_episode",
          "recall_lessons", "get_experience"}
@@ -259,3 +261,18 @@ def test_stdio_in_front_of_a_server(embedder, tmp_path):
         wrong = subprocess.run([WEBCOACH, "mcp", "--url", server.url], env=env | {"WEBCOACH_API_KEY": "wrong"},
                                input="", capture_output=True, text=True, timeout=60)
         assert wrong.returncode != 0 and "refused the API key (401)" in wrong.stderr
+
+
+def test_the_mcp_example_session(embedder, tmp_path):
+    """examples/mcp_session.py, as a user runs it against a running service."""
+    settings = Settings(database_url=f"sqlite:///{tmp_path / 'ems.db'}", data_dir=tmp_path / "data", _env_file=None)
+    settings.coach.refit_every = 0
+    with EmbeddedServer(settings, embedder=embedder) as server:
+        done = subprocess.run([sys.executable, str(ROOT / "examples" / "mcp_session.py"), "--memory", "150"],
+                              env={**os.environ, "EMS_URL": server.url}, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "tools: search_memory, get_coaching, start_session" in out and "memory: 150 runs sent" in out
+    assert "<- after step" in out and "advice: " in out, "a replayed failing run: the coach speaks"
+    episode = re.search(r"<- episode (\d+) \(deduplicated: False\)", out).group(1)
+    assert f"<- {episode}  " in out.split("search_memory(")[1].splitlines()[1], "the finished run is the top hit"
