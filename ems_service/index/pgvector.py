@@ -203,9 +203,9 @@ class PgvectorBackend:
             return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
                     f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
         pool = query.k * self.settings.rerank
-        s.execute(text(f"SET LOCAL hnsw.ef_search = {max(self.settings.ef_search, min(pool, 1000))}"))
-        s.execute(text("SET LOCAL hnsw.iterative_scan = relaxed_order"))
-        s.execute(text(f"SET LOCAL hnsw.max_scan_tuples = {self.settings.max_scan_tuples}"))
+        s.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', "
+                       "'relaxed_order', true), set_config('hnsw.max_scan_tuples', :scan, true)"),
+                  {"ef": str(max(self.settings.ef_search, min(pool, 1000))), "scan": str(self.settings.max_scan_tuples)})
         params["pool"] = pool
         return (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
                 f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "

@@ -61,6 +61,8 @@ def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     ids = []
     for start in range(0, N, 500):
         ids += store.insert_episodes(eps[start:start + 500], vecs[start:start + 500], "m")
+    with store.session() as s:  # as autovacuum would soon: the planner sees 3000 rows, not an empty table
+        s.execute(text("ANALYZE episodes"))
     yield store, settings, ids, vecs
     store.close()
 
@@ -82,7 +84,9 @@ FILTERS = [dict(zip(("domain", "success", "exclude_task_id", "prefer_domain"), c
 
 def _queries(vecs: np.ndarray, n: int = 12) -> list[np.ndarray]:
     rng = np.random.default_rng(5)
-    picked = vecs[rng.choice(len(vecs), n, replace=False)] + 0.3 * rng.normal(size=(n, DIMENSION)).astype(np.float32)
+    # a query near stored episodes (cosine ~0.9 to its source), as a task text is near the runs of its task
+    noise = 0.5 / np.sqrt(DIMENSION) * rng.normal(size=(n, DIMENSION)).astype(np.float32)
+    picked = vecs[rng.choice(len(vecs), n, replace=False)] + noise
     return list(picked / np.linalg.norm(picked, axis=1, keepdims=True))
 
 
