@@ -38,10 +38,11 @@ class Metrics:
             def collect(self):  # noqa: ANN202 - prometheus collector protocol
                 sizes = runtime.vectors.sizes()  # type: ignore[attr-defined]
                 episodes = GaugeMetricFamily("ems_episodes", "Episodes in the index", labels=["namespace"])
-                kind = GaugeMetricFamily("ems_index_info", "Index type per namespace", labels=["namespace", "type"])
+                kind = GaugeMetricFamily("ems_index_info", "Vector backend per namespace",
+                                         labels=["namespace", "backend"])
                 for ns, n in sorted(sizes.items()):
                     episodes.add_metric([ns], n)
-                    kind.add_metric([ns, "IndexIDMap2(IndexFlatIP)"], 1)
+                    kind.add_metric([ns, runtime.vectors.name], 1)  # type: ignore[attr-defined]
                 yield episodes
                 yield kind
                 calls = sum(s.value for m in metrics.coach_calls.collect() for s in m.samples if s.name.endswith("_total"))

@@ -18,7 +18,7 @@ FORBIDDEN = {
     "webcoach": (HEAVY - {"httpx"}) | {"ems_service", "migrations", "numpy"},
 }
 # One home per heavy library inside ems_service: a module, or a package (ending in "/").
-HOMES = {"faiss": {"index/"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"},
+HOMES = {"faiss": {"index/faiss/"}, "pgvector": {"index/pgvector.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"},
          "httpx": {"llm.py", "embedded.py"},
          "transformers": {"llm.py", "onnx_embedder.py"}, "torch": {"llm.py", "onnx_embedder.py"},
          "onnxruntime": {"onnx_embedder.py"}, "mcp": {"mcp_server.py"}, "httpx2": {"mcp_server.py"},
@@ -54,6 +54,33 @@ def test_one_home_module_per_heavy_library(library):
     homes = HOMES[library]
     strays = {u for u in users if u not in homes and not any(h.endswith("/") and u.startswith(h) for h in homes)}
     assert users and not strays, strays
+
+
+def test_the_service_talks_to_the_vector_backend_protocol_only():
+    """Outside the backends' own modules no code imports or names the backends' classes or modules (the offline
+    evaluation builds its own in-process index; `index/__init__` chooses the backend)."""
+    service = ROOT / "ems_service"
+    allowed = ("index/faiss/", "index/__init__.py", "index/pgvector.py", "index/pgvector_schema.py", "evaluation/")
+    banned = {"NamespaceIndex", "FaissBackend", "PgvectorBackend", "ems_service.index.faiss", "ems_service.index.pgvector"}
+    strays = {}
+    for path in service.rglob("*.py"):
+        rel = path.relative_to(service).as_posix()
+        if rel.startswith(allowed):
+            continue
+        used = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                used |= {node.module, *(f"{node.module}.{a.name}" for a in node.names), *(a.name for a in node.names)}
+            elif isinstance(node, ast.Import):
+                used |= {a.name for a in node.names}
+            elif isinstance(node, ast.Name):
+                used.add(node.id)
+            elif isinstance(node, ast.Attribute):
+                used.add(node.attr)
+        hit = {u for u in used for b in banned if u == b or u.startswith(b + ".")}
+        if hit:
+            strays[rel] = sorted(hit)
+    assert not strays, strays
 
 
 def test_public_names_are_exported():
