@@ -159,6 +159,7 @@ def main(rounds: int = 5, per_round: int = 40) -> None:
         results |= asyncio.run(over_http(server.url, texts, runs, rounds, per_round))
     out = {"what": __doc__.split("\n\n")[0], "command": "python -m benchmarks.mcp_calls", "rounds": rounds,
            "calls_per_round": per_round, "cpu_count": os.cpu_count(),
+           "load_average_1_5_15_min_at_end": [round(x, 2) for x in os.getloadavg()],
            "python": sys.version.split()[0], "results": results, "ratios": ratios(results)}
     OUT.write_text(json.dumps(out, indent=2) + "\n")
     json.dump(out, sys.stdout, indent=2)

@@ -36,7 +36,7 @@ class Collector(BaseHTTPRequestHandler):
     exports = 0
     bytes = 0
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         size = int(self.headers.get("content-length", 0))
         self.rfile.read(size)
         Collector.exports += 1
@@ -80,7 +80,9 @@ def main(rounds: int = 7, per_round: int = 40) -> None:
     collector.shutdown()
     off_p50, on_p50 = results["coach_tracing_off"]["p50_ms"], results["coach_tracing_on"]["p50_ms"]
     out = {"what": __doc__.split("\n\n")[0], "command": "python -m benchmarks.tracing_overhead", "rounds": rounds,
-           "calls_per_round": per_round, "cpu_count": os.cpu_count(), "python": sys.version.split()[0],
+           "calls_per_round": per_round, "cpu_count": os.cpu_count(),
+           "load_average_1_5_15_min_at_end": [round(x, 2) for x in os.getloadavg()],
+           "python": sys.version.split()[0],
            "results": results, "on / off (p50)": round(on_p50 / off_p50, 3),
            "on - off (p50 ms)": round(on_p50 - off_p50, 3),
            "span_when_off_ns": round(min(timeit.repeat(_span_off, number=100_000, repeat=5)) / 100_000 * 1e9),
