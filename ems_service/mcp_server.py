@@ -66,7 +66,12 @@ def _plain(value: Any) -> Any:
 
 def build_server(identify: Identify) -> MCPServer:
     """The tools, answering for whoever `identify` says the caller of a request is."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    root.handlers[:], root.level = handlers, level  # MCPServer sets up the root logger when it has no handler
+    # a refused call is the caller's error, answered to the caller; the SDK would log each one at INFO with its text
+    logging.getLogger("mcp.server.mcpserver").setLevel(logging.WARNING)
 
     def call(ctx: Context, arguments: dict[str, Any], use: Callable[[Runtime, str, str], Any]) -> dict[str, Any]:
         """Run one operation as the caller; the service's refusals become tool errors that say what is wrong."""
@@ -122,9 +127,9 @@ def build_server(identify: Identify) -> MCPServer:
                        status: str | None = None) -> dict[str, Any]:
         """End a session with its outcome (success true or false; null when unknown). The run becomes an episode
         other agents learn from. Returns `episode_id`. Call once per session."""
-        outcome = Outcome(success=success, status=status)
         return call(ctx, {"session_id": session_id, "status": status}, lambda rt, ns, role: coach_routes.finish(
-            session_id, FinishRequest(outcome=outcome), rt=rt, namespace=ns, role=role))
+            session_id, FinishRequest(outcome=Outcome(success=success, status=status)), rt=rt, namespace=ns,
+            role=role))
 
     @server.tool(structured_output=True)
     def add_episode(ctx: Context, task: str, steps: StepList, success: bool | None,
@@ -136,7 +141,7 @@ def build_server(identify: Identify) -> MCPServer:
         session. Returns `id` and `deduplicated` (the same run stored before). Only verifier or admin keys may
         vouch for an outcome: other labels are stored as self-reports (`label_downgraded`)."""
         fields = {"task": task, "steps": steps, "start_url": start_url, "agent": agent, "model": model,
-                  "task_id": task_id, "outcome": Outcome(success=success, status=status, label_source=label_source)}
+                  "task_id": task_id, "outcome": {"success": success, "status": status, "label_source": label_source}}
         return call(ctx, fields, lambda rt, ns, role: episode_routes.ingest(
             Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}), Response(), rt=rt,
             namespace=ns, role=role))
@@ -238,8 +243,11 @@ async def _proxy(url: str, api_key: str | None, timeout: float) -> None:
         refused = await http.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
                                   headers={"Accept": "application/json, text/event-stream"})
         if refused.status_code in (401, 403, 429):
-            raise SystemExit(f"{url} refused the API key ({refused.status_code}): "
-                             f"{refused.json().get('detail', refused.text)[:200]}")
+            try:
+                why = str(refused.json().get("detail"))
+            except ValueError:
+                why = refused.text
+            raise SystemExit(f"{url} refused the API key ({refused.status_code}): {why[:200]}")
         async with Client(streamable_http_client(url, http_client=http)) as remote:
             await _forward(remote)
 
