@@ -39,8 +39,6 @@ from ems_service.routes import search as search_routes
 from ems_service.runtime import Runtime
 from ems_service.schemas import CoachRequest, FinishRequest, SearchRequest, SessionCreate, StepsAppend
 
-logger = logging.getLogger(__name__)
-
 NAME = "webcoach-ems"
 INSTRUCTIONS = (
     "Memory and coaching for web agents. Before a task: search_memory or get_experience for the site. During a "
