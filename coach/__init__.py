@@ -1,4 +1,10 @@
-"""coach: partial trajectory + similar episodes -> failure risk + Guidance. Pure Python; no I/O."""
+"""coach: partial trajectory + similar episodes -> failure risk + Guidance. Pure Python; no I/O.
+
+`fit` and `log_loss` (coach.fitting, numpy) load on first use: the SDK imports the coach's models and never
+needs numpy.
+"""
+
+from typing import TYPE_CHECKING, Any
 
 from coach.advise import (
     CoachConfig,
@@ -13,10 +19,13 @@ from coach.align import action_similarity, match_point, next_action
 from coach.features import FEATURES, run_features, seed_heuristic, step_failed
 from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
-from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel, fit, log_loss
+from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel
 from coach.runstate import Signal, run_signals
 from coach.safety import EVIDENCE_CLOSE, EVIDENCE_OPEN, sanitize
 from coach.words import carries_ids, error_class, label, shows_internals, step_words
+
+if TYPE_CHECKING:
+    from coach.fitting import fit, log_loss
 
 __all__ = [
     "DEFAULT_WEIGHTS",
@@ -59,3 +68,13 @@ __all__ = [
     "seed_heuristic",
     "step_failed",
 ]
+
+if not TYPE_CHECKING:  # mypy sees the imports above; a module __getattr__ would make every unknown name Any to it
+
+    def __getattr__(name: str) -> Any:
+        """The numpy-backed names, imported when first asked for (PEP 562)."""
+        if name in {"fit", "log_loss"}:
+            from coach import fitting
+
+            return getattr(fitting, name)
+        raise AttributeError(f"module 'coach' has no attribute {name!r}")

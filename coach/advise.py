@@ -7,6 +7,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -208,8 +209,10 @@ def _usable_lesson(lessons: list[str], run: PartialRun) -> str | None:
 RUN_SIGNAL_MIN = 0.6  # a run signal this sure is said whatever the risk model and the memory say
 
 
-def _rationale(risk, model, threshold, reasons, features, close, failures, best_sim, signals, plan, failed_at,
-               lessons) -> str:  # noqa: ANN001 - internal formatting helper
+def _rationale(risk: float, model: RiskModel, threshold: float, reasons: list[tuple[str, float]],
+               features: dict[str, float], close: list[Neighbour], failures: list[Neighbour], best_sim: float,
+               signals: list[Signal], plan: Plan | None, failed_at: FailurePoint | None,
+               lessons: list[str] | None) -> str:
     parts = [f"risk {risk:.2f} ({model.kind} model, intervention threshold {threshold:.2f})"]
     if reasons:
         parts.append("raised by " + describe_reasons(reasons, features))
@@ -225,7 +228,7 @@ def _rationale(risk, model, threshold, reasons, features, close, failures, best_
     return sanitize("; ".join(parts), 600)
 
 
-def _llm_messages(guidance: Guidance, run: PartialRun, facts: dict) -> list[dict[str, str]]:
+def _llm_messages(guidance: Guidance, run: PartialRun, facts: dict[str, Any]) -> list[dict[str, str]]:
     """The grounded facts, and nothing else: the LLM may only phrase them."""
     return [
         {"role": "system", "content": (
@@ -239,7 +242,7 @@ def _llm_messages(guidance: Guidance, run: PartialRun, facts: dict) -> list[dict
 
 
 def _facts(guidance: Guidance, run: PartialRun, signals: list[Signal], plan: Plan | None,
-           failed_at: FailurePoint | None) -> dict:
+           failed_at: FailurePoint | None) -> dict[str, Any]:
     return {
         "task": sanitize(run.task, 300),
         "site": site(run.domain),

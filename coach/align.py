@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from coach.models import Neighbour, PartialRun
 from condenser import normalize_action
@@ -37,7 +38,7 @@ class NextAction:
     domain: str | None
 
 
-def match_point(run: PartialRun, brief: list[dict]) -> tuple[int, float]:
+def match_point(run: PartialRun, brief: list[dict[str, Any]]) -> tuple[int, float]:
     """Index in `brief` that matches the run's last step (by action and url similarity, near the same
     position), and how well it matches. -1 means "before the first step"."""
     if not run.steps:

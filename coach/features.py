@@ -8,7 +8,7 @@ from collections import Counter
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from condenser import action_verb, loop_detected, normalize_error
+from condenser import Step, action_verb, loop_detected, normalize_error
 
 FEATURES = [
     "recent_error_rate",
@@ -41,7 +41,7 @@ _STRUGGLE = re.compile(
 RECENT = 5
 
 
-def step_failed(step) -> bool:  # noqa: ANN001 - condenser.Step
+def step_failed(step: Step) -> bool:
     """A failed step: an error, a negative reward, or an action that did nothing (element not found)."""
     return step.failed or action_verb(step.action) == "none"
 

@@ -8,6 +8,7 @@ element id, coordinate, foreign typed value, answer or off-site address reaches 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
@@ -127,10 +128,10 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
     return None
 
 
-def _stuck_on(brief: list[dict], run: PartialRun, other_task: str) -> str | None:
+def _stuck_on(brief: list[dict[str, Any]], run: PartialRun, other_task: str) -> str | None:
     """The action a failed run repeated most (at least twice), in words: where it got stuck."""
     counts: dict[str, int] = {}
-    first: dict[str, dict] = {}
+    first: dict[str, dict[str, Any]] = {}
     for step in brief:
         norm = step.get("norm", "")
         if not norm or norm in {"scroll", "wait", "none", "back"} or norm.startswith("answer"):

@@ -1,11 +1,14 @@
-"""Failure risk: a logistic model over run features, with default weights or weights fitted per namespace."""
+"""Failure risk: a logistic model over run features, with default weights or weights fitted per namespace.
+
+Scoring is plain Python (math.exp gives the same floats as numpy's scalar exp): a client that imports the coach's
+models never loads numpy. Fitting, which needs linear algebra, lives in coach.fitting.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 from coach.features import FEATURES
 
@@ -67,8 +70,9 @@ _LABELS = {
 }
 
 
-def _sigmoid(z: np.ndarray | float) -> np.ndarray | float:
-    return 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+def sigmoid(z: float) -> float:
+    """The logistic function, clipped at |z| = 30 as the fitted model's (coach.fitting) is."""
+    return 1.0 / (1.0 + math.exp(-min(max(z, -30.0), 30.0)))
 
 
 @dataclass
@@ -96,7 +100,7 @@ class RiskModel:
         above its mean, or below it for a protective one), never for the absence of what it describes.
         """
         parts = self._z(features)
-        risk = float(_sigmoid(self.bias + sum(parts.values())))
+        risk = sigmoid(self.bias + sum(parts.values()))
         reasons = sorted(((n, c) for n, c in parts.items() if c > 0.05 and self._agrees(n, features.get(n, 0.0))),
                          key=lambda x: -x[1])
         return risk, reasons
@@ -111,78 +115,16 @@ class RiskModel:
         return [{"feature": n, "value": round(features.get(n, 0.0), 4), "weight": round(self.weights.get(n, 0.0), 4),
                  "contribution": round(c, 4)} for n, c in top[:limit]]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"weights": self.weights, "bias": self.bias, "mean": self.mean, "scale": self.scale, "kind": self.kind,
                 "threshold": self.threshold}
 
     @classmethod
-    def from_dict(cls, data: dict) -> RiskModel:
+    def from_dict(cls, data: dict[str, Any]) -> RiskModel:
         return cls(weights=dict(data["weights"]), bias=float(data["bias"]), mean=dict(data.get("mean", {})),
                    scale=dict(data.get("scale", {})), kind=data.get("kind", "fitted"), threshold=data.get("threshold"))
 
 
 def describe_reasons(reasons: list[tuple[str, float]], features: dict[str, float], limit: int = 3) -> str:
+    """The top reasons in words with their values, for developers (the rationale)."""
     return "; ".join(f"{_LABELS.get(n, n)} ({features.get(n, 0.0):.2f})" for n, _ in reasons[:limit])
-
-
-def fit(samples: list[dict[str, float]], labels: list[int], *, l2: float = 5.0, iterations: int = 50,
-        healthy_budget: float | None = 0.1) -> RiskModel:
-    """Logistic regression (Newton's method, L2 on standardized features) of failure on features.
-
-    With `healthy_budget`, the model also carries an intervention threshold: the risk that at most that share
-    of the successful training prefixes reach, so the coach interrupts few healthy runs whatever the base rate.
-    """
-    if len(samples) < 10 or len(set(labels)) < 2:
-        raise ValueError("need at least 10 samples with both outcomes to fit")
-    x = np.array([[s.get(n, 0.0) for n in FEATURES] for s in samples], dtype=np.float64)
-    y = np.array(labels, dtype=np.float64)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
-    active = np.ones(z.shape[1], dtype=bool)
-    signs = np.array([0] + [SIGNS.get(n, 0) for n in FEATURES])
-    for _ in range(len(FEATURES)):  # drop features whose fitted sign contradicts their words, refit the rest
-        w = _newton(z[:, active], y, l2, iterations)
-        full = np.zeros(z.shape[1])
-        full[active] = w
-        wrong = (signs * full < 0) & active
-        if not wrong.any():
-            break
-        active &= ~wrong
-    w = full
-    model = RiskModel(
-        weights={n: float(v) for n, v in zip(FEATURES, w[1:], strict=True)},
-        bias=float(w[0]),
-        mean={n: float(v) for n, v in zip(FEATURES, mean, strict=True)},
-        scale={n: float(v) for n, v in zip(FEATURES, scale, strict=True)},
-        kind="fitted",
-    )
-    if healthy_budget is not None:
-        healthy = _sigmoid(z[y == 0] @ w)
-        model.threshold = float(np.quantile(healthy, 1 - healthy_budget)) if len(healthy) else None
-    return model
-
-
-def _newton(z: np.ndarray, y: np.ndarray, l2: float, iterations: int) -> np.ndarray:
-    """L2-regularized logistic regression by Newton's method; column 0 is the (unregularized) bias."""
-    w = np.zeros(z.shape[1])
-    w[0] = math.log((y.mean() + 1e-6) / (1 - y.mean() + 1e-6))
-    reg = np.eye(z.shape[1]) * l2
-    reg[0, 0] = 0.0
-    for _ in range(iterations):
-        p = _sigmoid(z @ w)
-        grad = z.T @ (p - y) + reg @ w
-        hess = (z * (p * (1 - p))[:, None]).T @ z + reg
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return w
-
-
-def log_loss(probabilities: list[float], labels: list[int]) -> float:
-    """Mean negative log-likelihood of binary labels."""
-    p = np.clip(np.array(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
-    y = np.array(labels, dtype=np.float64)
-    return float(-(y * np.log(p) + (1 - y) * np.log(1 - p)).mean())

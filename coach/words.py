@@ -268,7 +268,10 @@ def value_in_task(value: str | None, task: str) -> str | None:
     v = clean(value)
     if not v or len(v) > 60:
         return None
-    norm = lambda s: " ".join(_folded(s).split())  # noqa: E731 - a one-line local normalizer
+
+    def norm(s: str) -> str:
+        return " ".join(_folded(s).split())
+
     return v if norm(v) in norm(clean(task)) and label(v) else None
 
 
@@ -303,10 +306,10 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
     if verb in {"answer", "none", "other", "wait"}:
         return None
     if verb == "navigate":
-        target = action_target(action)
-        if not same_site(target or url, domain):
+        destination = action_target(action)
+        if not same_site(destination or url, domain):
             return None
-        where = page(target, domain, depth=1) if target else None  # the section, not another task's parameters
+        where = page(destination, domain, depth=1) if destination else None  # the section, not another task's parameters
         return f"go to {where} on {site(domain)}" if where and site(domain) else None
     if verb in {"scroll", "back", "forward"}:
         return _VERB_WORDS[verb]

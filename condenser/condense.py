@@ -6,6 +6,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from condenser.intent import classify_intent
 from condenser.models import Episode, Trajectory, domain_of
@@ -97,7 +98,7 @@ def condense(
     )
 
 
-def steps_brief(trajectory: Trajectory) -> list[dict]:
+def steps_brief(trajectory: Trajectory) -> list[dict[str, Any]]:
     """Per step what the coach needs at request time: normalized action, description, url, failed."""
     return [
         {"norm": normalize_action(s.action), "desc": describe_action(s.action, s.thought), "url": s.url,

@@ -148,7 +148,7 @@ def from_agentlab(steps: list[Mapping[str, Any]], *, summary: Mapping[str, Any] 
     summary = summary or {}
     reward = summary.get("cum_reward")
     if reward is None:
-        rewards = [s.get("reward") for s in steps if isinstance(s.get("reward"), int | float)]
+        rewards = [r for s in steps if isinstance(r := s.get("reward"), int | float)]
         reward = sum(rewards) if rewards else None
     finished = bool(summary.get("terminated") or any(s.get("terminated") for s in steps))
     success = (reward > 0) if isinstance(reward, int | float) and (finished or reward > 0) else None

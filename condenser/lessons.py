@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from condenser.models import Trajectory, domain_of
+from condenser.models import Step, Trajectory, domain_of
 from condenser.patterns import action_target, action_verb, describe_action, normalize_error
 
 _CMD = re.compile(r"^\s*([A-Za-z_]+)")
@@ -79,7 +79,7 @@ def extract_lessons(trajectory: Trajectory) -> list[LessonCandidate]:
             failed = m.group(1).lower().replace("navigat", "navigate") if m else "none"
         if not error or not substantive(error):
             continue
-        recovery = []
+        recovery: list[Step] = []
         j = i + 1
         while j < len(steps) and not steps[j].failed and action_verb(steps[j].action) != "none" and len(recovery) < keep:
             recovery.append(steps[j])

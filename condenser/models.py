@@ -46,7 +46,7 @@ def _not_text(value: object) -> bool:
     return False
 
 
-def reject_nul(cls: type, data: Any) -> Any:  # noqa: ARG001 - a model validator
+def reject_nul(cls: type, data: Any) -> Any:  # cls unused: the signature of a model validator
     """NUL (U+0000) is never text a browser shows and PostgreSQL cannot store it; a lone surrogate ("\\udfff")
     is not Unicode text at all (it broke every later read of its row): refuse both up front."""
     if isinstance(data, dict):

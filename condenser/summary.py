@@ -67,7 +67,7 @@ def embed_text(task: str, domain: str | None, actions: list[str]) -> str:
 
     Episodes and partial-run queries use this same function so that both land in one space.
     """
-    steps = []
+    steps: list[str] = []
     for action in actions:
         norm = normalize_action(action)
         if norm not in {"scroll", "none", "wait"} and (not steps or steps[-1] != norm):

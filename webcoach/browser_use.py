@@ -57,7 +57,7 @@ class CoachHook:
                 raise ValueError("CoachHook needs the task (pass task=... or use it with a browser-use Agent)")
             self.task = task
             fields = {"task": task, "agent": self.agent_name, "model": self.model}
-            self.session = await self.client.start_session(**{k: v for k, v in fields.items() if v})
+            self.session = await self.client.start_session(None, **{k: v for k, v in fields.items() if v})
         return self.session
 
     async def on_step_start(self, agent: Any) -> None:

@@ -83,7 +83,7 @@ class _Retry:
         self.retries, self.backoff = retries, backoff
 
     def delay(self, attempt: int) -> float:
-        return self.backoff * (2**attempt) * (0.5 + random.random() / 2)  # noqa: S311 - jitter, not crypto
+        return self.backoff * (2**attempt) * (0.5 + random.random() / 2)  # jitter, not a secret: random is fine
 
     def should_retry(self, attempt: int, *, error: Exception | None, status: int | None, idempotent: bool) -> bool:
         if attempt >= self.retries:

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextvars
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Literal
 
 _given: contextvars.ContextVar[str | None] = contextvars.ContextVar("webcoach_traceparent", default=None)
 _TRACEPARENT = re.compile(r"(?!ff)[0-9a-f]{2}-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}")
-_inject = None  # opentelemetry.propagate.inject once looked up; False when the API is not installed
+# opentelemetry.propagate.inject once looked up; False when the API is not installed
+_inject: Callable[[dict[str, str]], None] | Literal[False] | None = None
 
 
 @contextmanager
