@@ -59,6 +59,9 @@ class EmbedderSettings(BaseModel):
     batch_size: int = Field(32, ge=1, le=1024)
     device: str = "cpu"
     query_cache: int = Field(4096, ge=0, description="distinct query texts whose vectors are kept (0: none)")
+    batch_wait_ms: float = Field(1.0, ge=0, le=50, description="under concurrent load, how long a model call waits "
+                                                             "for more requests' texts (a request alone never waits)")
+    max_batch: int = Field(64, ge=1, le=4096, description="texts of concurrent requests embedded in one model call")
 
 
 class LimitSettings(BaseModel):

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from ems_service.batcher import BatchingEmbedder
 from ems_service.coaching import CoachService
 from ems_service.config import Settings
 from ems_service.db import check_schema
@@ -15,6 +16,7 @@ from ems_service.experience import ExperienceService
 from ems_service.index import build_backend
 from ems_service.keys import KeyRing
 from ems_service.lessons import LessonService
+from ems_service.limits import Limits
 from ems_service.llm import build_llm
 from ems_service.service import MemoryService
 from ems_service.sessions import SessionService
@@ -40,7 +42,7 @@ def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedd
         graphs = {"onnx_fp32": (FP32,), "onnx_selective_int8": (SEL8,)}.get(cfg.backend, (SEL8, FP32))
         try:
             return load(pinned, settings.data_dir, batch_size=cfg.batch_size, graphs=graphs)
-        except Exception as exc:  # noqa: BLE001 - fall back to torch, which is always there
+        except Exception as exc:  # fall back to torch, which is always there
             if cfg.backend != "auto":
                 raise
             logger.warning("ONNX embedder unavailable (%s); using torch", exc)
@@ -55,21 +57,23 @@ class Runtime:
         self.store = Store(settings.database_url)
         check_schema(self.store.engine)
         single_threaded_numpy_blas()
-        self.embedder = embedder or build_embedder(settings)
+        cfg = settings.embedder
+        self.embedder = BatchingEmbedder(embedder or build_embedder(settings), max_batch=cfg.max_batch,
+                                         max_wait_s=cfg.batch_wait_ms / 1000)
         self.vectors = build_backend(settings, self.store, model=self.embedder.name,
                                      dimension=self.embedder.dimension)
         self.llm = build_llm(settings.llm)
         summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
         self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors,
                                     summarize_fn=summarize_fn)
-        self.limits = self.memory.limits
+        self.limits = Limits(settings.limits)
         self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
-        self.sessions = SessionService(memory=self.memory, coach=self.coach)
+        self.sessions = SessionService(memory=self.memory, coach=self.coach, limits=self.limits)
         self.metrics = self.memory.metrics
         self.metrics.watch(self)
         self.lessons = LessonService(self.store, self.metrics)
         self.keys = KeyRing(self.store)
-        self.experience = ExperienceService(self.store, max_items=settings.limits.max_items)
+        self.experience = ExperienceService(self.store, limits=self.limits)
         self.coach.lessons = self.lessons
         self.memory.on_new_episodes.append(self._learn_lessons)
         self._last_prune = 0.0
@@ -114,28 +118,28 @@ class Runtime:
         self._last_prune = time.time()
         self.lessons.prune()
 
-    def _learn_lessons(self, namespace: str, episodes: list) -> None:  # noqa: ANN001 - condenser Episodes
+    def _learn_lessons(self, namespace: str, episodes: list) -> None:  # condenser Episodes
         try:
             self.lessons.learn_many(namespace, [episode.trajectory for episode in episodes])
-        except Exception:  # noqa: BLE001 - lessons are derived data; never fail an acknowledged ingest
+        except Exception:  # lessons are derived data; never fail an acknowledged ingest
             logger.exception("lesson extraction failed for an ingest batch of %d episodes", len(episodes))
 
     def _follow_loop(self) -> None:
         while not self._stop.wait(self.settings.replica.follow_every_s):
             try:
                 self.keys.refresh()  # keys made or revoked by other processes (never on the request path)
-            except Exception:  # noqa: BLE001 - following must survive a passing database outage
+            except Exception:  # following must survive a passing database outage
                 logger.exception("key table refresh failed")
             try:
                 self.vectors.follow(lookback=self.settings.replica.lookback)
-            except Exception:  # noqa: BLE001 - following must survive a passing database outage
+            except Exception:  # following must survive a passing database outage
                 logger.exception("index follow round failed")
 
     def _loop(self) -> None:
         while not self._stop.wait(self.settings.index.snapshot_every_s):
             try:
                 self.maintain()
-            except Exception:  # noqa: BLE001 - maintenance must survive a passing database outage
+            except Exception:  # maintenance must survive a passing database outage
                 logger.exception("maintenance round failed")
 
     def close(self) -> None:
@@ -148,7 +152,7 @@ class Runtime:
                 thread.join(timeout=10)
         try:
             self.maintain()
-        except Exception:  # noqa: BLE001 - closing must not raise on a dead database
+        except Exception:  # closing must not raise on a dead database
             logger.exception("final maintenance failed")
         if self.llm is not None:
             self.llm.close()
