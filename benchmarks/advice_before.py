@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 
-def _load(name: str, path: Path):  # noqa: ANN202 - a module loaded by path
+def _load(name: str, path: Path):  # a module loaded by path
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -34,7 +34,7 @@ def texts() -> list[str]:
     return out
 
 
-def measure(embedder, sample: list[str], rounds: int = 3) -> dict:  # noqa: ANN001 - either backend
+def measure(embedder, sample: list[str], rounds: int = 3) -> dict:  # embedder: either backend
     # warm-up over the very texts timed below, for either backend: both plan and allocate per input shape on
     # first sight (the first pass over 200 texts measured ~40% slower than the next one for ONNX Runtime)
     embedder.embed(sample[:64])

@@ -112,7 +112,7 @@ def _timed(fn: Callable[[object], object], items: list) -> dict:
 
 
 def run(embedder: Embedder, dev: DevVectors, texts: list[str], *, sizes: tuple[int, ...] = (10_000, 100_000),
-        budget_s: float = 600.0, log=print) -> dict:  # noqa: ANN001
+        budget_s: float = 600.0, log=print) -> dict:
     """Every installed peer: ingest rate on `texts`, search latency at `sizes`."""
     out: dict = {"data": REPLICATED, "budget_s": budget_s, "peers": {}}
     queries = dev.queries[:200]

@@ -187,7 +187,7 @@ def http(work: Path, texts: list[str], coach: list[dict], *, with_coach: bool, c
 
 def run(embedder: Embedder, sizes: list[int], *, coach_sizes: tuple[int, ...] = (10_000, 100_000),
         restart_sizes: tuple[int, ...] = (100_000, 1_000_000), concurrency_size: int = 100_000,
-        log=print) -> dict:  # noqa: ANN001
+        log=print) -> dict:
     work = Path(tempfile.mkdtemp(prefix="ems-bench-scale-"))
     try:
         t = time.perf_counter()

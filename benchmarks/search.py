@@ -69,7 +69,7 @@ def at_size(dev: DevVectors, n: int, approx: ApproxConfig) -> dict:
     return out
 
 
-def run(dev: DevVectors, sizes: list[int], approx: ApproxConfig | None = None, log=print) -> list[dict]:  # noqa: ANN001
+def run(dev: DevVectors, sizes: list[int], approx: ApproxConfig | None = None, log=print) -> list[dict]:
     set_threads(IndexSettings().faiss_threads)  # as the service runs it (1 by default)
     out = []
     for n in sizes:

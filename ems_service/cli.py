@@ -287,7 +287,7 @@ def import_from(
     from ems_service.importing import read_foreign
 
     ok = failed = 0
-    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # noqa: SIM115 - closed below
+    sink = open(out, "w", encoding="utf-8") if out else sys.stdout  # closed below
     try:
         for item in read_foreign(fmt, path, task=task):
             if item.trajectory is None:

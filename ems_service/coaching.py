@@ -168,7 +168,7 @@ class CoachService:
             self.calibrate(namespace=namespace)
         except ValueError as exc:
             logger.info("risk model refit for %s skipped: %s", namespace, exc)
-        except Exception:  # noqa: BLE001 - a background refit must never take the service down
+        except Exception:  # a background refit must never take the service down
             logger.exception("risk model refit for %s failed", namespace)
 
     def training_samples(self, *, namespace: str, max_episodes: int = 1500,

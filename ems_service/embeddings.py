@@ -39,7 +39,7 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             self._model = SentenceTransformer(str(path), device=device, local_files_only=True)
-        except Exception as exc:  # noqa: BLE001 - any loading failure is one clear start-up error
+        except Exception as exc:  # any loading failure is one clear start-up error
             raise EmbedderUnavailable(f"cannot load the embedding model from {path}: {exc}") from exc
         self.name = MODEL_NAME if path == default_model_path() else path.name
         self.dimension = int(self._model.get_embedding_dimension())

@@ -111,7 +111,8 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201 - torch graph
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    token_type_ids: torch.Tensor) -> torch.Tensor:
             out = self.inner(input_ids=input_ids, attention_mask=attention_mask,
                              token_type_ids=token_type_ids).last_hidden_state
             mask = attention_mask.unsqueeze(-1).to(out.dtype)
@@ -189,7 +190,7 @@ class OnnxEmbedder:
         self.calls = 0
         self._lock = threading.Lock()
 
-    def _run(self, encodings: list) -> np.ndarray:  # noqa: ANN001 - tokenizers.Encoding
+    def _run(self, encodings: list) -> np.ndarray:  # tokenizers.Encoding items
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)

@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -233,7 +234,8 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
     }
 
 
-def _retrieval(items, memory, vectors, half, config, progress, only: str | None = None) -> dict:
+def _retrieval(items: list[Item], memory: _Memory, vectors: _Vectors, half: dict[int, int], config: EvalConfig,
+               progress: Progress | None, only: str | None = None) -> dict:
     per: dict[str, dict[str, list]] = defaultdict(lambda: {"domain": [], "family": [], "best": []})
     members = memory.index.ids()
     same_site: dict[str | None, Counter] = defaultdict(Counter)
@@ -258,8 +260,9 @@ def _retrieval(items, memory, vectors, half, config, progress, only: str | None 
             for name, v in per.items()}
 
 
-def _risk(items, points, memory, vectors, config, names, progress) -> dict:
-    samples = []
+def _risk(items: list[Item], points: list[tuple[int, int, str]], memory: _Memory, vectors: _Vectors,
+          config: EvalConfig, names: list[str], progress: Progress | None) -> dict:
+    samples: list[dict[str, Any]] = []
     for n, (i, t, label) in enumerate(points):
         it = items[i]
         run = _prefix(it, t)
@@ -361,11 +364,12 @@ def _interventions(scoped: list[dict], t5: list[int], scores: list[float], confi
     }
 
 
-def _next_action(items, points, memory, vectors, config, names, progress) -> dict:
+def _next_action(items: list[Item], points: list[tuple[int, int]], memory: _Memory, vectors: _Vectors,
+                 config: EvalConfig, names: list[str], progress: Progress | None) -> dict:
     by_domain: dict[str | None, list[tuple[str, list[str]]]] = defaultdict(list)
     for it in items:
         by_domain[it.episode.domain].append((it.task_key, [normalize_action(a) for a in it.trajectory.actions]))
-    stats = {n: Counter() for n in names + ["pooled"]}
+    stats: dict[str, Counter[str]] = {n: Counter() for n in names + ["pooled"]}
     for n, (i, t) in enumerate(points):
         it = items[i]
         truth = normalize_action(it.trajectory.steps[t].action)
@@ -389,7 +393,7 @@ def _next_action(items, points, memory, vectors, config, names, progress) -> dic
             progress("next action", n + 1, len(points))
     out = {}
     for scope, c in stats.items():
-        row = {}
+        row: dict[str, float | None] = {}
         for prefix, tag in (("t_", ""), ("", "_all")):
             row[f"next_action_points{tag}"] = c[prefix + "total"]
             row[f"next_action_coverage{tag}"] = _round(c[prefix + "spoke"] / c[prefix + "total"]) if c[prefix + "total"] else None
@@ -402,7 +406,8 @@ def _next_action(items, points, memory, vectors, config, names, progress) -> dic
     return out
 
 
-def _advice(items, points, memory, vectors, config, names, models, progress) -> dict:
+def _advice(items: list[Item], points: list[tuple[int, int]], memory: _Memory, vectors: _Vectors, config: EvalConfig,
+            names: list[str], models: dict[tuple[str, int], RiskModel], progress: Progress | None) -> dict:
     """The coach asked after steps 5 and 8 of every run, as the agent would be; each message checked."""
     typed: dict[int, list[str]] = {}
     per: dict[str, list[dict]] = defaultdict(list)

@@ -87,7 +87,7 @@ def name_of(path: tuple) -> str:
     return next(p for p in reversed(path) if isinstance(p, str))
 
 
-def census(client) -> dict[str, int]:  # noqa: ANN001 - a TestClient
+def census(client) -> dict[str, int]:  # client: a TestClient
     """Rows per table (every table the migrations made)."""
     rt = client.app.state.runtime
     with rt.store.session() as s:
@@ -99,7 +99,7 @@ def raw_json(obj: Any) -> bytes:
     return json.dumps(obj, ensure_ascii=True).encode("ascii")
 
 
-def prepare(client, path: str, headers: dict | None = None) -> str:  # noqa: ANN001
+def prepare(client, path: str, headers: dict | None = None) -> str:
     """Fill the ids a path template needs with fresh rows."""
     if "{session}" in path:
         sid = client.post("/v1/sessions", json=PARTIAL, headers=headers).json()["id"]
@@ -111,7 +111,7 @@ def prepare(client, path: str, headers: dict | None = None) -> str:  # noqa: ANN
     return path
 
 
-def assert_error(r, status: int, error: str | None = None) -> dict:  # noqa: ANN001
+def assert_error(r, status: int, error: str | None = None) -> dict:
     """The documented error body with this status."""
     assert r.status_code == status, (r.status_code, r.text[:400])
     body = r.json()

@@ -75,7 +75,7 @@ def _client(url: str, runs: list[dict], tag: str, acked: dict[int, str], lock: t
 
 
 def run(db_url: str, *, kills: int, clients: int = 4, seed: int = 0, workdir: Path | None = None,
-        embedder: Embedder | None = None, log=print) -> dict:  # noqa: ANN001
+        embedder: Embedder | None = None, log=print) -> dict:
     workdir = workdir or Path(tempfile.mkdtemp(prefix="ems-crash-"))
     upgrade(db_url)
     env = {**os.environ, "EMS_DATABASE_URL": db_url, "EMS_DATA_DIR": str(workdir / "data"),

@@ -31,17 +31,17 @@ def keys(settings, make_client):
 class _Statements:
     """Counts SQL statements sent to the database while active."""
 
-    def __init__(self, engine) -> None:  # noqa: ANN001
+    def __init__(self, engine) -> None:
         self.engine, self.n = engine, 0
 
-    def _count(self, *args) -> None:  # noqa: ANN002
+    def _count(self, *args) -> None:
         self.n += 1
 
     def __enter__(self) -> _Statements:
         event.listen(self.engine, "before_cursor_execute", self._count)
         return self
 
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
+    def __exit__(self, *exc) -> None:
         event.remove(self.engine, "before_cursor_execute", self._count)
 
 

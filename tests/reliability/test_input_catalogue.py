@@ -147,7 +147,7 @@ def test_a_row_the_database_refuses_fails_alone_in_a_batch(client, monkeypatch):
     store = client.app.state.runtime.store
     real = store.insert_episodes
 
-    def refusing(episodes, vectors, model):  # noqa: ANN001, ANN202 - a fake database refusal
+    def refusing(episodes, vectors, model):  # a fake database refusal
         if any(ep.task == "refuse me" for ep in episodes):
             raise ValidationFailed("the database refused a value: DataError")
         return real(episodes, vectors, model)
@@ -387,7 +387,7 @@ def test_catalogue_sizes_are_reported():
     print("catalogue sizes:", dict(CATALOGUE_SIZES))
 
 
-def _asgi(app, headers: list[tuple[bytes, bytes]], body: bytes) -> tuple[int, dict]:  # noqa: ANN001
+def _asgi(app, headers: list[tuple[bytes, bytes]], body: bytes) -> tuple[int, dict]:
     """One raw ASGI request (headers exactly as given: no client library fixes them up)."""
     import asyncio
     import json
@@ -434,7 +434,7 @@ def test_facts_and_their_event_are_one_transaction(client, monkeypatch):
     """When the event cannot be written, the merged facts are not committed either (they were before)."""
     rt = client.app.state.runtime
 
-    def failing(s, namespace, type_, data):  # noqa: ANN001, ANN202 - a failure while writing the event
+    def failing(s, namespace, type_, data):  # a failure while writing the event
         raise ValidationFailed("the database refused a value: DataError")
 
     before = census(client)

@@ -512,13 +512,13 @@ def test_typed_passwords_are_redacted_everywhere():
 class _Spy:
     """Wraps the real embedder and keeps every text it was asked to embed."""
 
-    def __init__(self, inner) -> None:  # noqa: ANN001
+    def __init__(self, inner) -> None:
         self.inner, self.texts = inner, []
 
-    def __getattr__(self, name: str):  # noqa: ANN204
+    def __getattr__(self, name: str):
         return getattr(self.inner, name)
 
-    def embed(self, texts: list[str]):  # noqa: ANN201
+    def embed(self, texts: list[str]):
         self.texts += list(texts)
         return self.inner.embed(texts)
 

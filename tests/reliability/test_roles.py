@@ -44,7 +44,7 @@ def run(i: int, *, actions: tuple[str, ...] = ("click('#buy')", "click('#pay')")
             "steps": [{"action": a, "url": f"https://{site}/p/{i}"} for a in actions]}
 
 
-def _write(client, path: str, claim: dict, key: str, i: int) -> tuple[int, dict]:  # noqa: ANN001
+def _write(client, path: str, claim: dict, key: str, i: int) -> tuple[int, dict]:
     """Store a run through `path` with `claim` in its outcome; (episode id, the response body)."""
     outcome = {"success": True} | claim
     if path == "ingest":

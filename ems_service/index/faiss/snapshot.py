@@ -147,7 +147,7 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
         vectors = np.load(vectors_path, mmap_mode="r")
         with np.load(fields_path) as arrays:
             fields = {name: arrays[name] for name in FIELDS}
-    except Exception as exc:  # noqa: BLE001 - faiss raises RuntimeError on corrupt files, numpy ValueError/OSError
+    except Exception as exc:  # faiss raises RuntimeError on corrupt files, numpy ValueError/OSError
         raise ValueError(f"snapshot unreadable: {exc}") from exc
     try:
         return _adopt(index, vectors, fields, meta, dimension=dimension, approx=approx)
