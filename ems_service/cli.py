@@ -195,6 +195,7 @@ def ingest(
 ) -> None:
     """Load finished runs from JSON Lines files, with a progress bar and a summary."""
     from ems_service.dataset import read_jsonl
+    from ems_service.errors import LimitExceeded
     from ems_service.runtime import Runtime
 
     settings = _settings()
@@ -208,15 +209,24 @@ def ingest(
                 task = progress.add_task(path.name, total=len(lines))
                 for start in range(0, len(lines), batch_size):
                     chunk = lines[start : start + batch_size]
-                    good = [ln for ln in chunk if ln.trajectory is not None]
+                    good = []
+                    for ln in chunk:
+                        if ln.trajectory is None:
+                            rejected.append((path.name, ln.number, ln.error or ""))
+                            continue
+                        try:  # a file is an edge too: the limits of POST /v1/episodes, line by line
+                            runtime.limits.check(ln.trajectory)
+                        except LimitExceeded as exc:
+                            rejected.append((path.name, ln.number, exc.detail))
+                            continue
+                        good.append(ln)
                     if force_source:
                         for ln in good:
                             ln.trajectory.source = source  # type: ignore[union-attr]
-                    rejected += [(path.name, ln.number, ln.error or "") for ln in chunk if ln.trajectory is None]
                     results = runtime.memory.ingest(namespace=namespace, trajectories=[ln.trajectory for ln in good])
                     for ln, res in zip(good, results, strict=True):
                         if res.error:
-                            rejected.append((path.name, ln.number, res.error))
+                            rejected.append((path.name, ln.number, res.error.detail))
                         elif res.deduplicated:
                             deduplicated += 1
                         else:
@@ -284,6 +294,7 @@ def import_from(
     """Convert foreign agent logs into the canonical JSON Lines format (then `webcoach ingest` them)."""
     import sys
 
+    from ems_service.errors import BadRequest, NotFound
     from ems_service.importing import read_foreign
 
     ok = failed = 0
@@ -296,8 +307,8 @@ def import_from(
                 continue
             sink.write(item.trajectory.model_dump_json(exclude_none=True) + "\n")
             ok += 1
-    except ValueError as exc:
-        console.print(f"[red]{exc}[/red]")
+    except (BadRequest, NotFound) as exc:
+        console.print(f"[red]{exc.detail}[/red]")
         raise typer.Exit(2) from exc
     finally:
         if out:
@@ -341,6 +352,7 @@ def calibrate(
     max_episodes: int = typer.Option(1500, min=10, help="labelled episodes sampled for the fit"),
 ) -> None:
     """Fit the failure-risk model on the namespace's episodes and store it (used by the coach from now on)."""
+    from ems_service.errors import CannotFit, NotReady
     from ems_service.runtime import Runtime
 
     runtime = Runtime(_settings()).start(background=False)
@@ -352,8 +364,8 @@ def calibrate(
                 progress.update(task, completed=done, total=total)
 
             metrics = runtime.coach.calibrate(namespace=namespace, max_episodes=max_episodes, progress=tick)
-    except ValueError as exc:
-        console.print(f"[red]cannot fit:[/red] {exc}")
+    except (CannotFit, NotReady) as exc:
+        console.print(f"[red]cannot fit:[/red] {exc.detail}")
         raise typer.Exit(1) from exc
     finally:
         runtime.close()
@@ -370,7 +382,6 @@ def eval_(
     k: int = typer.Option(8, min=1, help="neighbours per query"),
 ) -> None:
     """Measure coaching quality offline: retrieval, risk, next action, intervention (no server needed)."""
-    from coach import CoachConfig
     from ems_service.dataset import DEV_FILES, dev_data_dir
     from ems_service.evaluation import EvalConfig, evaluate
     from ems_service.evaluation.report import write
@@ -384,9 +395,8 @@ def eval_(
                           "files, or set EMS_DEV_DATA to a folder holding them")
             raise typer.Exit(2)
     c = settings.coach
-    config = EvalConfig(seed=seed, k=k, domain_boost=c.domain_boost, healthy_budget=c.healthy_budget, coach=CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk,
-                                                          min_similarity=c.min_similarity,
-                                                          cooldown_steps=c.cooldown_steps))
+    config = EvalConfig(seed=seed, k=k, domain_boost=c.domain_boost, healthy_budget=c.healthy_budget,
+                        coach=c.decision())
     from ems_service.runtime import build_embedder
 
     embedder = build_embedder(settings)

@@ -14,6 +14,7 @@ from sqlalchemy import select
 from coach import CoachConfig, Guidance, Neighbour, PartialRun, RiskModel, advise, fit, log_loss, run_features
 from condenser import is_verified
 from ems_service.config import Settings
+from ems_service.errors import CannotFit, NotReady
 from ems_service.service import MemoryService, SearchHit
 from ems_service.store import unpack_trajectory, utcnow
 from ems_service.tables import EpisodeRecord, RiskModelRecord
@@ -21,6 +22,14 @@ from ems_service.tables import EpisodeRecord, RiskModelRecord
 logger = logging.getLogger(__name__)
 
 PREFIX_STEPS = (3, 5, 10)
+
+
+def _fit(samples: list[tuple[dict, int, int]], *, healthy_budget: float) -> RiskModel:
+    """coach.fit on (features, failed, id) samples; its ValueError (too few samples of an outcome) as CannotFit."""
+    try:
+        return fit([f for f, _, _ in samples], [y for _, y, _ in samples], healthy_budget=healthy_budget)
+    except ValueError as exc:
+        raise CannotFit(str(exc)) from exc
 
 
 @dataclass
@@ -80,9 +89,7 @@ class CoachService:
 
     @property
     def config(self) -> CoachConfig:
-        c = self.settings.coach
-        return CoachConfig(high_risk=c.high_risk, moderate_risk=c.moderate_risk, min_similarity=c.min_similarity,
-                           cooldown_steps=c.cooldown_steps)
+        return self.settings.coach.decision()
 
     # -- coaching -------------------------------------------------------------------------------------------
 
@@ -105,7 +112,6 @@ class CoachService:
               lessons: list[str] | None = None) -> tuple[Guidance, CoachTimings]:
         """Guidance for a partial run, with the time spent per stage."""
         timings = CoachTimings()
-        self.memory.check_query(text=None, k=k or self.settings.coach.k)
         neighbours = self.neighbours(namespace=namespace, run=run, k=k or self.settings.coach.k,
                                      exclude_task_id=exclude_task_id, domain=domain, timings=timings)
         if lessons is None and self.lessons is not None and run.steps and run.steps[-1].failed:
@@ -166,8 +172,8 @@ class CoachService:
     def _refit_quietly(self, namespace: str) -> None:
         try:
             self.calibrate(namespace=namespace)
-        except ValueError as exc:
-            logger.info("risk model refit for %s skipped: %s", namespace, exc)
+        except (CannotFit, NotReady) as exc:
+            logger.info("risk model refit for %s skipped: %s", namespace, exc.detail)
         except Exception:  # a background refit must never take the service down
             logger.exception("risk model refit for %s failed", namespace)
 
@@ -189,7 +195,7 @@ class CoachService:
         chunk = 64
         for start in range(0, len(rows), chunk):
             if self._stopping.is_set():
-                raise ValueError("the service is stopping")
+                raise NotReady("the service is stopping")
             records = self.store.get_many(namespace, rows[start : start + chunk], full=True)
             runs: list[tuple[PartialRun, EpisodeRecord]] = []
             for episode_id in rows[start : start + chunk]:
@@ -220,9 +226,9 @@ class CoachService:
             held = [s for s in samples if int(hashlib.sha256(str(s[2]).encode()).hexdigest(), 16) % 5 == 0]
             train = [s for s in samples if s not in held]
             if len({y for _, y, _ in train}) < 2 or len({y for _, y, _ in held}) < 2:
-                raise ValueError("need failed and successful episodes in both the training and held-out sets")
+                raise CannotFit("need failed and successful episodes in both the training and held-out sets")
             budget = self.settings.coach.healthy_budget
-            fitted = fit([f for f, _, _ in train], [y for _, y, _ in train], healthy_budget=budget)
+            fitted = _fit(train, healthy_budget=budget)
             default = RiskModel()
             y_held = [y for _, y, _ in held]
             metrics = {
@@ -231,7 +237,7 @@ class CoachService:
                 "log_loss_default": round(log_loss([default.score(f)[0] for f, _, _ in held], y_held), 4),
                 "failure_rate": round(sum(y for _, y, _ in samples) / len(samples), 4),
             }
-            fitted = fit([f for f, _, _ in samples], [y for _, y, _ in samples], healthy_budget=budget)  # final
+            fitted = _fit(samples, healthy_budget=budget)  # final
             with self.store.session() as s:
                 row = s.get(RiskModelRecord, namespace)
                 if row is None:

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from coach import CoachConfig
 from ems_service.secret_files import SecretFiles
 
 
@@ -103,6 +104,11 @@ class CoachSettings(BaseModel):
     cooldown_steps: int = Field(3, ge=0)
     refit_every: int = Field(200, ge=0, description="refit the risk model after this many new episodes (0: never)")
     session_ttl_s: float = Field(24 * 3600, gt=0)
+
+    def decision(self) -> CoachConfig:
+        """These settings as the pure coach's config (the one place the translation is made)."""
+        return CoachConfig(high_risk=self.high_risk, moderate_risk=self.moderate_risk,
+                           min_similarity=self.min_similarity, cooldown_steps=self.cooldown_steps)
 
 
 class LLMSettings(BaseModel):
