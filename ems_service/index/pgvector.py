@@ -85,11 +85,16 @@ class PgvectorBackend:
             logger.info("pgvector backend: %d stored vectors copied into the vector column", filled)
 
     def _check_models(self) -> None:
-        """The newest row of each namespace must hold this embedder's vectors (a cheap look, not a scan)."""
+        """The newest row of each namespace must hold this embedder's vectors (a cheap look, not a scan): the
+        namespaces by a loose index scan, then one row each, so start-up does not grow with the episodes."""
         with self.store.session() as s:
             rows = s.execute(text(
-                "SELECT DISTINCT ON (namespace) namespace, embedding_model, embedding_dim FROM episodes "
-                "ORDER BY namespace, id DESC")).all()
+                "WITH RECURSIVE ns AS ((SELECT namespace FROM episodes ORDER BY namespace LIMIT 1) UNION ALL "
+                "SELECT (SELECT e.namespace FROM episodes e WHERE e.namespace > ns.namespace ORDER BY e.namespace "
+                "LIMIT 1) FROM ns WHERE ns.namespace IS NOT NULL) "
+                "SELECT ns.namespace, last.embedding_model, last.embedding_dim FROM ns CROSS JOIN LATERAL "
+                "(SELECT embedding_model, embedding_dim FROM episodes e WHERE e.namespace = ns.namespace "
+                "ORDER BY e.id DESC LIMIT 1) last WHERE ns.namespace IS NOT NULL")).all()
         for ns, model, dim in rows:
             if model != self.model or dim != DIMENSION:
                 raise DimensionMismatch(

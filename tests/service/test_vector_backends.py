@@ -181,3 +181,20 @@ def test_hnsw_mode_walks_the_index_and_exact_mode_does_not(table):
         for flt in FILTERS[:8]:
             plan = pg.explain("ns", _query(q, flt))
             assert ("ix_episodes_embedding_hnsw" in plan) is used, (search, flt, plan)
+
+
+def test_pgvector_start_refuses_a_namespace_whose_newest_vectors_are_another_models(table):
+    from ems_service.errors import DimensionMismatch
+
+    store, settings, _, _ = table
+    plain = Store(store.url)
+    try:
+        episode = condense(Trajectory(task="another model's run", steps=[Step(action="click[1]")]), namespace="ns2")
+        (row,) = plain.insert_episodes([episode], _vectors(1, seed=11), "other-model")
+    finally:
+        plain.close()
+    try:
+        with pytest.raises(DimensionMismatch, match="other-model"):
+            _backends(table, "exact")
+    finally:
+        store.delete("ns2", [row], reason="test")
