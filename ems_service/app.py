@@ -15,7 +15,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ems_service import tracing
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
-from ems_service.errors import EMSError
+from ems_service.errors import (
+    BadRequest,
+    EMSError,
+    HTTPError,
+    InternalError,
+    MalformedJSON,
+    MethodNotAllowed,
+    NotFound,
+    ValidationFailed,
+    error_response,
+)
 from ems_service.middleware import RequestContext
 from ems_service.runtime import Runtime
 from ems_service.schemas import ErrorBody
@@ -28,47 +38,54 @@ def _request_id(request: Request) -> str:
     return request.scope.get("state", {}).get("request_id", "-")
 
 
-def error_response(request: Request, status: int, error: str, detail: str) -> JSONResponse:
-    return JSONResponse({"error": error, "detail": detail, "request_id": _request_id(request)}, status_code=status)
-
-
-def _describe(exc: RequestValidationError) -> tuple[int, str, str]:
+def _describe(exc: RequestValidationError) -> EMSError:
+    """FastAPI's validation errors in the tree: a body that is not JSON, or which fields are invalid and why."""
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         msg = next(e for e in errors if e.get("type") == "json_invalid").get("ctx", {}).get("error", "")
-        return 400, "MalformedJSON", f"request body is not valid JSON: {msg}".rstrip(": ")
+        return MalformedJSON(f"request body is not valid JSON: {msg}".rstrip(": "))
     parts = []
     for err in errors[:8]:
         loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
         parts.append(f"{loc}: {err.get('msg')}")
     if len(errors) > 8:
         parts.append(f"and {len(errors) - 8} more")
-    return 422, "ValidationFailed", "; ".join(parts)
+    return ValidationFailed("; ".join(parts))
+
+
+def _translate(exc: StarletteHTTPException) -> EMSError:
+    """A FastAPI / Starlette HTTPException in the tree. FastAPI raises its 400 *from* the parser's exception
+    when a body cannot be read (not UTF-8, nested past the recursion limit): that chained cause, not the
+    message text, tells a body it could not parse from any other 400."""
+    if exc.status_code == 400 and exc.__cause__ is not None:
+        return MalformedJSON("request body could not be parsed: send UTF-8 JSON")
+    known = {400: BadRequest, 404: NotFound, 405: MethodNotAllowed}.get(exc.status_code)
+    if known is not None:
+        return known(str(exc.detail))
+    return HTTPError(str(exc.detail), status_code=exc.status_code)
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Every error leaves as `{error, detail, request_id}`."""
+    """Every error leaves as `{error, detail, request_id}`: each handler translates into the tree, and
+    errors.error_response writes the body."""
 
     @app.exception_handler(EMSError)
     async def _ems(request: Request, exc: EMSError) -> JSONResponse:
-        return error_response(request, exc.status_code, exc.name, exc.detail)
+        return error_response(exc, _request_id(request))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        status, name, detail = _describe(exc)
-        return error_response(request, status, name, detail)
+        return error_response(_describe(exc), _request_id(request))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 400 and "parsing the body" in str(exc.detail):
-            return error_response(request, 400, "MalformedJSON", "request body could not be parsed: send UTF-8 JSON")
-        names = {404: "NotFound", 405: "MethodNotAllowed", 400: "BadRequest"}
-        return error_response(request, exc.status_code, names.get(exc.status_code, "HTTPError"), str(exc.detail))
+        return error_response(_translate(exc), _request_id(request))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.error("unhandled %s on %s %s", type(exc).__name__, request.method, request.url.path, exc_info=exc)
-        return error_response(request, 500, "InternalError", "unexpected error; see the server log for this request id")
+        return error_response(InternalError("unexpected error; see the server log for this request id"),
+                              _request_id(request))
 
 
 _ERRORS = {

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from fastapi import Request
 
 from condenser import Outcome, is_verified
-from ems_service.errors import EMSError
+from ems_service.errors import AmbiguousCredentials, Forbidden
 
 DEFAULT_NAMESPACE = "default"
 OPEN_PATHS = frozenset({"/healthz", "/readyz"})
@@ -22,24 +22,6 @@ ROLES = ("admin", "writer", "verifier")
 VOUCHING_ROLES = frozenset({"admin", "verifier"})
 DOWNGRADE_NOTE = ("a writer key cannot vouch for an outcome: stored as an unverified self-report "
                   "(label_source=self_report, verified=false); a verifier or admin key may relabel it")
-
-
-class Unauthorized(EMSError):
-    status_code = 401
-
-
-class Forbidden(EMSError):
-    status_code = 403
-
-
-class TooManyRequests(EMSError):
-    status_code = 429
-
-
-class AmbiguousCredentials(EMSError):
-    """More than one Authorization / X-API-Key header: which one counts would be a guess."""
-
-    status_code = 400
 
 
 def key_from_headers(headers: list[tuple[bytes, bytes]]) -> str | None:

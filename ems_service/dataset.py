@@ -56,10 +56,13 @@ def read_jsonl(path: Path, *, source: str = "import") -> Iterator[Line]:
                 continue
             try:
                 record = json.loads(raw_line.decode("utf-8"))
-                if not isinstance(record, dict):
-                    raise ValueError("a line must hold one JSON object")
+            except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                yield Line(number, None, f"invalid JSON: {exc}")
+                continue
+            if not isinstance(record, dict):
+                yield Line(number, None, "invalid JSON: a line must hold one JSON object")
+                continue
+            try:
                 yield Line(number, to_trajectory(record, source=source), None, record)
             except ValidationError as exc:
                 yield Line(number, None, describe_validation_error(exc))
-            except (ValueError, UnicodeDecodeError) as exc:
-                yield Line(number, None, f"invalid JSON: {exc}")

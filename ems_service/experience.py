@@ -11,7 +11,8 @@ from sqlalchemy import select
 from condenser import classify_intent, domain_of, url_pattern
 from condenser.redact import redact_text
 from condenser.sites import registrable_domain
-from ems_service.errors import BadRequest, Conflict, LimitExceeded
+from ems_service.errors import BadRequest, Conflict
+from ems_service.limits import Limits
 from ems_service.store import Store, aware, utcnow
 from ems_service.tables import EpisodeRecord, FactRecord
 
@@ -86,9 +87,9 @@ def confidence_of(successes: list[datetime], failures: list[datetime], now: date
 class ExperienceService:
     """Replay tiers for known tasks on known sites, from the same episodes (only verified ones set a tier)."""
 
-    def __init__(self, store: Store, *, max_items: int = 1_000) -> None:
+    def __init__(self, store: Store, *, limits: Limits) -> None:
         self.store = store
-        self.max_items = max_items
+        self.limits = limits  # a merged list's length (EMS_LIMITS__MAX_ITEMS): only the stored entry can tell it
 
     def experience(self, namespace: str, *, url: str, intent: str | None, now: datetime | None = None) -> dict:
         now = now or utcnow()
@@ -177,9 +178,7 @@ class ExperienceService:
             merged = {k: dict.fromkeys(row.facts.get(k, []) if row is not None else []) for k in FACT_KEYS}
             for key, values in facts.items():  # stored text: redacted like every stored field
                 merged[key].update(dict.fromkeys(redact_text(v) for v in values))
-                if len(merged[key]) > self.max_items:
-                    raise LimitExceeded(f"facts {key} for ({dom}, {intent_}) would hold {len(merged[key])} items; "
-                                        f"the limit is {self.max_items} (EMS_LIMITS__MAX_ITEMS)")
+                self.limits.merged_items(len(merged[key]), f"facts {key} for ({dom}, {intent_})")
             if row is None:
                 row = FactRecord(namespace=namespace, domain=dom, intent=intent_, verified=False, updated_at=utcnow())
                 s.add(row)

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from condenser import Trajectory
 from condenser.importers import FORMATS, from_agentlab, from_browser_use, from_webcoach_ref
+from ems_service.errors import BadRequest, MalformedJSON, NotFound
 
 
 @dataclass(frozen=True)
@@ -27,13 +28,15 @@ def _load(path: Path) -> object:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"not valid JSON: {exc}") from exc
+        raise MalformedJSON(f"not valid JSON: {exc}") from exc
 
 
 def _guard(origin: str, build) -> Imported:  # noqa: ANN001 - a zero-argument callable returning a Trajectory
+    """A run, or why it could not be read: a file that is not JSON, or what the converters (condenser.importers,
+    which raise ValueError for a log they cannot read) and pydantic found wrong with it."""
     try:
         return Imported(origin, build())
-    except (ValueError, ValidationError, TypeError, AttributeError, KeyError) as exc:
+    except (MalformedJSON, ValueError, ValidationError, TypeError, AttributeError, KeyError) as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         return Imported(origin, None, message)
 
@@ -80,8 +83,8 @@ def _webcoach_ref(path: Path) -> Iterator[Imported]:
     for file in _files(path, "*.json"):
         try:
             data = _load(file)
-        except ValueError as exc:
-            yield Imported(str(file), None, str(exc))
+        except MalformedJSON as exc:
+            yield Imported(str(file), None, exc.detail)
             continue
         items = data if isinstance(data, list) else [data]
         for i, item in enumerate(items):
@@ -91,9 +94,9 @@ def _webcoach_ref(path: Path) -> Iterator[Imported]:
 def read_foreign(fmt: str, path: Path, *, task: str | None = None) -> Iterator[Imported]:
     """Every run found under `path` in format `fmt`, or why one could not be read."""
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
+        raise BadRequest(f"unknown format {fmt!r}; one of {', '.join(FORMATS)}")
     if not path.exists():
-        raise ValueError(f"{path} does not exist")
+        raise NotFound(f"{path} does not exist")
     if fmt == "browser-use":
         yield from _browser_use(path, task)
     elif fmt == "agentlab":

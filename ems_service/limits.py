@@ -1,4 +1,10 @@
-"""Input limits: every string, list and map of a request is checked against one named EMS_LIMITS__* setting.
+"""Input limits: every limit a caller can hit, and every message that names it (`EMS_LIMITS__<NAME>`), live here.
+
+Checked once, at the edge: `within_limits` wraps a route and checks its body and its path and query values before
+it runs (the MCP tools call the same route functions, so they are held to the same limits), the middleware checks
+the body's size, and the services trust what they are handed. Two checks need the stored state as well and are
+asked for by the services that hold it: a session's run as it grows (`session_steps`, `session_bytes`) and a facts
+entry as it is merged (`merged_items`).
 
 One walker over the validated request models, so a new field is covered the day it is added (an unknown text
 field falls under EMS_LIMITS__MAX_FIELD_CHARS, an unknown list under EMS_LIMITS__MAX_ITEMS), and the same checks
@@ -7,6 +13,12 @@ run on SQLite and PostgreSQL before anything reaches the database.
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
+
+from fastapi import params
 from pydantic import BaseModel
 
 from ems_service.config import LimitSettings
@@ -28,6 +40,11 @@ DEFAULT_TEXT = "max_field_chars"
 # list name -> the setting bounding its length
 COUNT_LIMITS = {"steps": "max_steps", "episodes": "max_batch"}
 DEFAULT_COUNT = "max_items"
+# integer name -> the setting bounding it
+NUMBER_LIMITS = {"k": "max_k", "limit": "max_page"}
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def env_name(setting: str) -> str:
@@ -58,6 +75,36 @@ class Limits:
         if n > limit:
             raise LimitExceeded(f"{where} has {n} {what}; the limit is {limit} ({env_name(setting)})")
 
+    def number(self, setting: str, value: int, name: str) -> None:
+        limit = getattr(self.settings, setting)
+        if value > limit:
+            raise LimitExceeded(f"{name}={value} exceeds the limit {limit} ({env_name(setting)})")
+
+    def body(self, size: int) -> None:
+        """A request body (the middleware: from Content-Length, then as it arrives)."""
+        if size > self.settings.max_body_bytes:
+            raise LimitExceeded(f"request body exceeds {self.settings.max_body_bytes} bytes "
+                                f"({env_name('max_body_bytes')})")
+
+    def session_steps(self, n: int) -> None:
+        """A session's step count after an append (the steps already stored plus the new ones)."""
+        if n > self.settings.max_steps:
+            raise LimitExceeded(f"session would have {n} steps; the limit is {self.settings.max_steps} "
+                                f"({env_name('max_steps')})")
+
+    def session_bytes(self, size: int) -> None:
+        """A session's run may not outgrow what one POST /v1/episodes could carry: it could never be finished."""
+        if size > self.settings.max_body_bytes:
+            raise LimitExceeded(f"the session's run would be {size} bytes; the limit is "
+                                f"{self.settings.max_body_bytes} ({env_name('max_body_bytes')}: a finished session "
+                                "is stored like one posted run)")
+
+    def merged_items(self, n: int, where: str) -> None:
+        """A facts list after merging a request into what is stored."""
+        if n > self.settings.max_items:
+            raise LimitExceeded(f"{where} would hold {n} items; the limit is {self.settings.max_items} "
+                                f"({env_name('max_items')})")
+
     def _model(self, model: BaseModel, prefix: str) -> None:
         for name, value in model.__dict__.items():
             if value is not None:
@@ -71,8 +118,8 @@ class Limits:
         elif isinstance(value, bool):
             return
         elif isinstance(value, int):
-            if name == "k" and value > self.settings.max_k:
-                raise LimitExceeded(f"k={value} exceeds the limit {self.settings.max_k} ({env_name('max_k')})")
+            if name in NUMBER_LIMITS:
+                self.number(NUMBER_LIMITS[name], value, name)
         elif isinstance(value, list):
             self.count(COUNT_LIMITS.get(name, DEFAULT_COUNT), len(value), where)
             for i, item in enumerate(value):
@@ -84,3 +131,29 @@ class Limits:
                 self.text("max_name_chars", key, f"{where} key {key[:40]!r}")
                 if isinstance(item, str):
                     self.text("max_tag_chars", item, f"{where}.{key[:40]}")
+
+
+def within_limits(route: Callable[P, R]) -> Callable[P, R]:
+    """Check a route's request body and its path and query values against `rt.limits` before the route runs.
+
+    A wrapper rather than a FastAPI dependency: the MCP tools call the route functions themselves, and a
+    dependency would hold only HTTP callers to the limits. Parameters FastAPI injects (`Depends`) are not the
+    caller's input and are skipped; a model is walked field by field, a plain value checked under its name.
+    """
+    signature = inspect.signature(route)
+    injected = {name for name, p in signature.parameters.items() if isinstance(p.default, params.Depends)}
+
+    @functools.wraps(route)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        arguments = signature.bind(*args, **kwargs).arguments
+        limits: Limits = arguments["rt"].limits
+        for name, value in arguments.items():
+            if name in injected or value is None:
+                continue
+            if isinstance(value, BaseModel):
+                limits.check(value)
+            else:
+                limits.check(**{name: value})
+        return route(*args, **kwargs)
+
+    return checked

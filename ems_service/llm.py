@@ -12,15 +12,11 @@ from pathlib import Path
 import httpx
 
 from ems_service.config import LLMSettings
-from ems_service.errors import EMSError
+from ems_service.errors import LLMError
 
 logger = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
-
-
-class LLMError(EMSError):
-    status_code = 502
 
 
 class ChatClient:

@@ -10,9 +10,20 @@ import uuid
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ems_service.auth import OPEN_PATHS, FailureLimiter, Forbidden, TooManyRequests, Unauthorized, key_from_headers
+from ems_service.auth import OPEN_PATHS, FailureLimiter, key_from_headers
 from ems_service.config import LimitSettings
-from ems_service.errors import BadRequest, EMSError, LimitExceeded, UnsupportedMediaType, ValidationFailed
+from ems_service.errors import (
+    BadRequest,
+    EMSError,
+    Forbidden,
+    LimitExceeded,
+    TooManyRequests,
+    Unauthorized,
+    UnsupportedMediaType,
+    ValidationFailed,
+    error_response,
+)
+from ems_service.limits import Limits
 from ems_service.logs import request_id_var
 
 _CONTENT_LENGTH = re.compile(rb"[0-9]{1,18}")
@@ -24,10 +35,6 @@ _SUSPECT = re.compile(
     rb"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
-
-
-def error_bytes(error: str, detail: str, request_id: str) -> bytes:
-    return json.dumps({"error": error, "detail": detail, "request_id": request_id}).encode()
 
 
 def _text_problem(value: str) -> str | None:
@@ -65,7 +72,7 @@ class RequestContext:
 
     def __init__(self, app: ASGIApp, *, limits: LimitSettings) -> None:
         self.app = app
-        self.max_body_bytes = limits.max_body_bytes
+        self.limits = Limits(limits)
         self.failures = FailureLimiter(max_failures=limits.max_auth_failures, window_s=limits.auth_failure_window_s)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -85,32 +92,26 @@ class RequestContext:
                 message["headers"] = list(message["headers"]) + [(b"x-request-id", request_id.encode())]
             await send(message)
 
-        async def refuse(error: EMSError, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-            body = error_bytes(error.name, error.detail, request_id)
-            await send_with_id({"type": "http.response.start", "status": error.status_code,
-                                "headers": [(b"content-type", b"application/json"),
-                                            (b"content-length", str(len(body)).encode()), *(extra or [])]})
-            await send_with_id({"type": "http.response.body", "body": body})
+        async def refuse(error: EMSError, headers: dict[str, str] | None = None) -> None:
+            await error_response(error, request_id, headers=headers)(scope, receive, send_with_id)
 
         try:
             denied = self._authenticate(scope, raw_headers)
             if denied is not None:
-                extra = [(b"www-authenticate", b"Bearer")] if denied.status_code in (401, 403) else []
+                extra = {"www-authenticate": "Bearer"} if denied.status_code in (401, 403) else {}
                 if isinstance(denied, TooManyRequests):
-                    extra.append((b"retry-after", str(max(1, round(self.failures.window_s))).encode()))
+                    extra["retry-after"] = str(max(1, round(self.failures.window_s)))
                 await refuse(denied, extra)
                 return
             problem = self._check_envelope(scope, raw_headers)
-            if problem is None and int(headers.get(b"content-length", b"0")) > self.max_body_bytes:
-                problem = LimitExceeded(
-                    f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)")
             if problem is not None:
                 await refuse(problem)
                 return
-            body, more = await self._read_body(receive)
-            if body is None:
-                await refuse(LimitExceeded(
-                    f"request body exceeds {self.max_body_bytes} bytes (EMS_LIMITS__MAX_BODY_BYTES)"))
+            try:
+                self.limits.body(int(headers.get(b"content-length", b"0")))  # what the client declares, then
+                body, more = await self._read_body(receive)  # what arrives (a chunked body declares nothing)
+            except LimitExceeded as exc:
+                await refuse(exc)
                 return
             if body and scope.get("path") != "/mcp" and _SUSPECT.search(body) is not None:  # MCP: a tool error
                 try:
@@ -194,8 +195,8 @@ class RequestContext:
                                             "`application/json` (UTF-8)")
         return None
 
-    async def _read_body(self, receive: Receive) -> tuple[bytes | None, bool]:
-        """The whole body (None when it exceeds the limit), and whether the connection may still say more."""
+    async def _read_body(self, receive: Receive) -> tuple[bytes, bool]:
+        """The whole body, and whether the connection may still say more; LimitExceeded past the size limit."""
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -204,8 +205,7 @@ class RequestContext:
                 return b"".join(chunks), False  # the client went away: the route sees an empty body
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > self.max_body_bytes:
-                return None, False
+            self.limits.body(size)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks), True

@@ -14,12 +14,11 @@ import numpy as np
 from coach.rank import pool_size, rank
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
 from condenser.redact import redact_task_and_actions, redact_text
-from ems_service.auth import Forbidden, gate_outcome, may_vouch
+from ems_service.auth import gate_outcome, may_vouch
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
-from ems_service.errors import EMSError, EpisodeNotFound, LimitExceeded, ValidationFailed
+from ems_service.errors import EMSError, EpisodeNotFound, Forbidden, ValidationFailed
 from ems_service.index.base import IndexRow, Query, VectorBackend
-from ems_service.limits import Limits
 from ems_service.store import EpisodeFilter, Store, utcnow
 from ems_service.tables import EpisodeRecord
 
@@ -57,7 +56,6 @@ class MemoryService:
         self.embedder = embedder
         self.vectors = vectors
         self.summarize_fn = summarize_fn
-        self.limits = Limits(settings.limits)
         self._evict_lock = threading.Lock()
         self._touch_lock = threading.Lock()
         self._query_cache: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
@@ -69,21 +67,12 @@ class MemoryService:
 
         self.metrics = Metrics()  # the runtime hands in the process-wide one
 
-    # -- validation -----------------------------------------------------------------------------------------
-
-    def check_limits(self, trajectory: Trajectory) -> None:
-        """Raise LimitExceeded naming the limit a trajectory breaks (see ems_service.limits)."""
-        self.limits.check(trajectory)
-
-    def check_query(self, *, text: str | None, k: int) -> None:
-        """Raise LimitExceeded for an oversized query text or k."""
-        self.limits.check(text=text, k=k)
-
     # -- ingest ---------------------------------------------------------------------------------------------
 
     def ingest(self, *, namespace: str, trajectories: list[Trajectory], role: str = "admin") -> list[IngestResult]:
         """Store finished runs (deduplicated), then index them and evict over capacity; one result per run, in
-        order, each with its own error (a run over a limit, or one the database refuses, fails alone).
+        order, each with its own error (a run the database refuses fails alone). The runs are within the limits:
+        the edge checked them (ems_service.limits).
 
         A verified claim from a role that may not vouch (a writer) is stored as an unverified self-report.
 
@@ -95,11 +84,6 @@ class MemoryService:
         episodes: list[tuple[int, Episode]] = []
         downgraded = [False] * len(trajectories)
         for i, trajectory in enumerate(trajectories):
-            try:
-                self.limits.check(trajectory)
-            except LimitExceeded as exc:
-                results[i] = IngestResult(None, False, exc)
-                continue
             outcome, downgraded[i] = gate_outcome(trajectory.outcome, role=role)
             if downgraded[i]:
                 trajectory = trajectory.model_copy(update={"outcome": outcome})
@@ -278,8 +262,6 @@ class MemoryService:
         `prefer_domain` ranks that site's episodes up by EMS_COACH__DOMAIN_BOOST, and `prefer_task` ranks runs
         of the same task template above those (coach.rank, over a wider pool): the coach's retrieval.
         """
-        if k > self.settings.limits.max_k:
-            raise LimitExceeded(f"k={k} exceeds the limit {self.settings.limits.max_k} (EMS_LIMITS__MAX_K)")
         dom = domain_of(domain) or domain.lower() if domain else None
         boost = self.settings.coach.domain_boost
         wanted = pool_size(k) if prefer_task else k

@@ -16,7 +16,8 @@ from coach import Guidance, PartialRun, advice_key
 from condenser import Outcome, Step, Trajectory
 from condenser.redact import redact_trajectory
 from ems_service.coaching import CoachService, CoachTimings
-from ems_service.errors import Conflict, LimitExceeded, SessionNotFound
+from ems_service.errors import Conflict, SessionNotFound
+from ems_service.limits import Limits
 from ems_service.service import IngestResult, MemoryService
 from ems_service.store import aware, utcnow
 from ems_service.tables import SessionRecord
@@ -39,11 +40,15 @@ def risk_trace(record: SessionRecord) -> list[dict]:
 
 
 class SessionService:
-    """Sessions survive restarts (they live in the database) and expire after an idle TTL."""
+    """Sessions survive restarts (they live in the database) and expire after an idle TTL.
 
-    def __init__(self, *, memory: MemoryService, coach: CoachService) -> None:
+    The steps handed in are within the limits (the edge checked them); what only the stored run can tell, its
+    growing step count and size, is checked here with `limits`."""
+
+    def __init__(self, *, memory: MemoryService, coach: CoachService, limits: Limits) -> None:
         self.memory = memory
         self.coach = coach
+        self.limits = limits
         self.store = memory.store
         self.settings = memory.settings
         self._locks: dict[str, threading.Lock] = {}
@@ -69,17 +74,8 @@ class SessionService:
             raise SessionNotFound(f"session {session_id} does not exist in this namespace or has expired")
         return record
 
-    def _check_size(self, trajectory: dict) -> None:
-        """A session's run may not outgrow what one POST /v1/episodes could carry: it could never be finished."""
-        limit = self.settings.limits.max_body_bytes
-        size = len(json.dumps(trajectory, ensure_ascii=False).encode("utf-8"))
-        if size > limit:
-            raise LimitExceeded(f"the session's run would be {size} bytes; the limit is {limit} "
-                                "(EMS_LIMITS__MAX_BODY_BYTES: a finished session is stored like one posted run)")
-
     def start(self, *, namespace: str, run: PartialRun) -> SessionRecord:
         """Open a session for a run (it may already carry its first steps)."""
-        self.memory.limits.check(run)
         now = utcnow()
         run = redact_trajectory(run)  # a live run is stored too: secrets never reach the sessions table
         record = SessionRecord(
@@ -111,14 +107,13 @@ class SessionService:
 
     def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
         """Add steps, coach the run so far, remember what was advised (cooldown). The steps are held to the same
-        limits as a posted run (every field, the step count, the whole run's size), so a session can always be
-        finished.
+        limits as a posted run (every field at the edge; the run's step count and size here, once the stored run
+        is known), so a session can always be finished.
 
         No database connection is held while coaching (the coach reads with its own): a request holding one
         while waiting for another drained the connection pool under load (32 clients: 30 s stalls). The write
         goes through only if nobody appended meanwhile (another replica); else the append is redone.
         """
-        self.memory.limits.check(steps=steps)
         with self._locked(session_id):
             for _ in range(5):
                 with self.store.session() as s:
@@ -126,11 +121,7 @@ class SessionService:
                     if record.status != "open":
                         self._forget([session_id])
                         raise Conflict(f"session {session_id} is finished; start a new session")
-                    if record.n_steps + len(steps) > self.settings.limits.max_steps:
-                        raise LimitExceeded(
-                            f"session would have {record.n_steps + len(steps)} steps; the limit is "
-                            f"{self.settings.limits.max_steps} (EMS_LIMITS__MAX_STEPS)"
-                        )
+                    self.limits.session_steps(record.n_steps + len(steps))
                     seen = record.n_steps
                     trajectory = dict(record.trajectory)
                     advice_log = list(record.advice_log)
@@ -139,7 +130,7 @@ class SessionService:
                 # redacted as a whole: a password typed now is also scrubbed from the earlier steps
                 run = redact_trajectory(PartialRun.model_validate(trajectory))
                 trajectory = run.model_dump(mode="json", exclude_none=True)
-                self._check_size(trajectory)
+                self.limits.session_bytes(len(json.dumps(trajectory, ensure_ascii=False).encode("utf-8")))
                 n_steps = len(trajectory["steps"])
                 guidance, _ = self._guide(namespace, run, advice_log)
                 if guidance.intervene:

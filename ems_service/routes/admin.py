@@ -8,6 +8,7 @@ from fastapi import APIRouter, Depends
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ems_service.auth import require_admin
+from ems_service.limits import within_limits
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import RowId
@@ -23,9 +24,9 @@ class KeyCreate(BaseModel):
 
 
 @router.post("/keys", status_code=201)
+@within_limits
 def create_key(body: KeyCreate, rt: Runtime = Depends(runtime)) -> dict:
     """A new key for a namespace with a role (writer by default); the key is shown once."""
-    rt.limits.check(body)
     info, key = rt.keys.create(namespace=body.namespace, role=body.role, admin=body.admin)
     return {"id": info.id, "namespace": info.namespace, "role": info.role, "admin": info.admin, "key": key}
 
@@ -37,6 +38,7 @@ def list_keys(rt: Runtime = Depends(runtime)) -> dict:
 
 
 @router.delete("/keys/{key_id}")
+@within_limits
 def revoke_key(key_id: RowId, rt: Runtime = Depends(runtime)) -> dict:
     """Revoke a key: its requests get 403 from now on."""
     info = rt.keys.revoke(str(key_id))

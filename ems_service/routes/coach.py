@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, Response
 from coach import Guidance
 from condenser import derive_task_id
 from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
+from ems_service.limits import within_limits
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import (
@@ -29,13 +30,13 @@ def _session(record: SessionRecord) -> SessionRead:
 
 
 @router.post("/coach", response_model=Guidance)
+@within_limits
 def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime),
           namespace: str = Depends(namespace_of)) -> Guidance:
     """Guidance for a partial run (silence unless the risk and the evidence warrant it).
 
     The `Server-Timing` header splits the time into embed / search / risk / guidance.
     """
-    rt.limits.check(body)
     exclude = body.exclude_task_id
     if body.exclude_own_task and exclude is None:
         exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
@@ -46,6 +47,7 @@ def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime)
 
 
 @router.post("/sessions", status_code=201, response_model=SessionRead)
+@within_limits
 def start_session(body: SessionCreate, rt: Runtime = Depends(runtime),
                   namespace: str = Depends(namespace_of)) -> SessionRead:
     """Start a live run."""
@@ -53,35 +55,35 @@ def start_session(body: SessionCreate, rt: Runtime = Depends(runtime),
 
 
 @router.get("/sessions/{session_id}", response_model=SessionRead)
+@within_limits
 def get_session(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SessionRead:
     """A session's state."""
-    rt.limits.check(session_id=session_id)
     return _session(rt.sessions.get(namespace=namespace, session_id=session_id))
 
 
 @router.post("/sessions/{session_id}/steps", response_model=StepsResponse)
+@within_limits
 def append_steps(session_id: str, body: StepsAppend, rt: Runtime = Depends(runtime),
                  namespace: str = Depends(namespace_of)) -> StepsResponse:
     """Append one or more steps (held to the same limits as a posted run); the guidance is returned inline when
     the coach intervenes."""
-    rt.limits.check(session_id=session_id)
     record, guidance = rt.sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
     return StepsResponse(session_id=record.id, n_steps=record.n_steps, guidance=guidance if guidance.intervene else None)
 
 
 @router.get("/sessions/{session_id}/coaching", response_model=Guidance)
+@within_limits
 def coaching(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Guidance:
     """The coaching for the run so far."""
-    rt.limits.check(session_id=session_id)
     return rt.sessions.coaching(namespace=namespace, session_id=session_id)
 
 
 @router.post("/sessions/{session_id}/finish", response_model=FinishResponse)
+@within_limits
 def finish(session_id: str, body: FinishRequest, rt: Runtime = Depends(runtime),
            namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> FinishResponse:
     """Finish the run: it is condensed into an episode (same ingest path, dedup and trust gate), searchable at
     once."""
-    rt.limits.check(body, session_id=session_id)
     record, result = rt.sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome, role=role)
     return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated,
                           label_downgraded=result.label_downgraded,

@@ -9,6 +9,7 @@ from condenser import Trajectory
 from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
 from ems_service.dataset import describe_validation_error
 from ems_service.errors import LimitExceeded
+from ems_service.limits import within_limits
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import (
@@ -29,11 +30,11 @@ router = APIRouter(prefix="/v1", tags=["episodes"])
 
 @router.post("/episodes", status_code=201, response_model=IngestResponse,
              responses={200: {"model": IngestResponse, "description": "already stored: the existing id (deduplicated)"}})
+@within_limits
 def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtime),
            namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> IngestResponse:
     """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat).
     A writer key's verified claim is stored as an unverified self-report (`label_downgraded: true`)."""
-    rt.limits.check(body)
     result = rt.memory.ingest(namespace=namespace, trajectories=[body], role=role)[0]
     if result.error:
         raise result.error
@@ -44,19 +45,24 @@ def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtim
 
 
 @router.post("/episodes:batch", response_model=BatchResponse)
+@within_limits
 def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
                  namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> BatchResponse:
     """Store many trajectories (embedded in one batch), with one result per item, in order: `{id, deduplicated,
     label_downgraded}` or `{error}`. An item is checked, limited and stored on its own: a bad one never sinks
     the others, on either database. Only the batch's own limits (body size, item count) refuse it whole."""
-    rt.limits.check(body)
     items: list[BatchItem | None] = [None] * len(body.episodes)
     valid: list[tuple[int, Trajectory]] = []
     for i, raw in enumerate(body.episodes):
         try:
-            valid.append((i, Trajectory.model_validate(raw)))
+            trajectory = Trajectory.model_validate(raw)
+            rt.limits.check(trajectory)  # an item is a run: the limits of POST /v1/episodes, item by item
         except ValidationError as exc:
             items[i] = BatchItem(error=describe_validation_error(exc))
+        except LimitExceeded as exc:
+            items[i] = BatchItem(error=exc.detail)
+        else:
+            valid.append((i, trajectory))
     results = rt.memory.ingest(namespace=namespace, trajectories=[t for _, t in valid], role=role)
     for (i, _), res in zip(valid, results, strict=True):
         items[i] = (BatchItem(error=res.error.detail) if res.error else
@@ -65,6 +71,7 @@ def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
 
 
 @router.get("/episodes/{episode_id}", response_model=EpisodeRead)
+@within_limits
 def get_episode(episode_id: RowId, include_trajectory: bool = False, rt: Runtime = Depends(runtime),
                 namespace: str = Depends(namespace_of)) -> EpisodeRead:
     """One episode; `include_trajectory=true` adds the stored (redacted) raw trajectory."""
@@ -74,6 +81,7 @@ def get_episode(episode_id: RowId, include_trajectory: bool = False, rt: Runtime
 
 
 @router.get("/episodes", response_model=EpisodePage)
+@within_limits
 def list_episodes(
     domain: str | None = None,
     success: bool | None = None,
@@ -84,10 +92,7 @@ def list_episodes(
     namespace: str = Depends(namespace_of),
 ) -> EpisodePage:
     """Episodes in id order, filtered, one page at a time."""
-    if limit > rt.settings.limits.max_page:
-        raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
     after = parse_cursor(cursor)
-    rt.limits.check(domain=domain)
     records = rt.memory.list(namespace=namespace, flt=EpisodeFilter(domain, success, source), cursor=after,
                              limit=limit + 1)
     page = records[:limit]
@@ -96,6 +101,7 @@ def list_episodes(
 
 
 @router.delete("/episodes/{episode_id}", status_code=204)
+@within_limits
 def delete_episode(episode_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Response:
     """Delete an episode's row and vector."""
     rt.memory.delete(namespace=namespace, episode_id=episode_id)

@@ -10,7 +10,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, mod
 
 from condenser.models import reject_nul
 from ems_service.auth import DOWNGRADE_NOTE, may_vouch, namespace_of, require_verifier, role_of
-from ems_service.errors import LimitExceeded
+from ems_service.limits import within_limits
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import EpisodeRead, Notes, RowId, UtcDatetime, parse_cursor
@@ -121,6 +121,7 @@ class EventPage(BaseModel):
 
 
 @router.get("/lessons", response_model=LessonList)
+@within_limits
 def lessons(tier: int | None = Query(None, ge=1, le=1, description="1: the tier-1 set for a system prompt"),
             rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> LessonList:
     """All lessons, or (tier=1) at most ten for an agent's system prompt: seeds first, then the most used."""
@@ -129,12 +130,12 @@ def lessons(tier: int | None = Query(None, ge=1, le=1, description="1: the tier-
 
 
 @router.post("/lessons", status_code=201, response_model=LessonAdded)
+@within_limits
 def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
                role: str = Depends(role_of)) -> LessonAdded:
     """Add a lesson by hand (e.g. a site-specific one). It is checked like a stored run (no role markup or
     instruction phrases: 422; secrets redacted); a writer's lesson stays out of tier 1 until a verifier or admin
     promotes it."""
-    rt.limits.check(body)
     row = rt.lessons.add(namespace, lesson=body.lesson, category=body.category, domain=body.domain,
                          failed_command=body.failed_command, error=body.error, approved=may_vouch(role))
     notes = [] if row.approved else ["kept out of tier 1 until a verifier or admin key promotes it "
@@ -143,15 +144,16 @@ def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: st
 
 
 @router.post("/lessons/{lesson_id}/promote", response_model=Lesson, dependencies=[Depends(require_verifier)])
+@within_limits
 def promote_lesson(lesson_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Lesson:
     """Approve a hand-added lesson for tier 1 (a verifier or admin key)."""
     return Lesson.of(rt.lessons.promote(namespace, lesson_id=lesson_id))
 
 
 @router.post("/lessons/recall", response_model=LessonList)
+@within_limits
 def recall(body: RecallRequest, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> LessonList:
     """Tier 2: lessons for a failed command and its error, or for a site."""
-    rt.limits.check(body)
     if body.domain is not None:
         rows = rt.lessons.recall_domain(namespace, domain=body.domain)
     else:
@@ -160,20 +162,20 @@ def recall(body: RecallRequest, rt: Runtime = Depends(runtime), namespace: str =
 
 
 @router.get("/experience")
+@within_limits
 def experience(url: str = Query(..., min_length=1), intent: str | None = Query(None),
                rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
     """Replay tier for a url and intent: `{tier (P1..P5), confidence, url_pattern, steps, known_blockers, warnings,
     episodes}` (steps only for P1/P2, from verified successes that stay on the url's own site)."""
-    rt.limits.check(url=url, intent=intent)
     return rt.experience.experience(namespace, url=url, intent=intent)
 
 
 @router.post("/facts", response_model=FactsRead)
+@within_limits
 def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
                 role: str = Depends(role_of)) -> FactsRead:
     """Merge selectors, interaction hints, blockers and anti-patterns into a (domain, intent) entry; 409 once the
     entry is verified (only a verifier or admin key may verify it)."""
-    rt.limits.check(body)
     facts = {"selectors": body.selectors, "interaction_hints": body.interaction_hints,
              "known_blockers": body.known_blockers, "anti_patterns": body.anti_patterns}
     downgraded = body.verified and not may_vouch(role)
@@ -185,6 +187,7 @@ def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str
 
 
 @router.post("/episodes/{episode_id}/label", response_model=Relabelled)
+@within_limits
 def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime),
             namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> Relabelled:
     """Relabel an episode (e.g. a judge contradicts a self-reported success); recorded as an event. A writer's
@@ -196,14 +199,12 @@ def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime
 
 
 @router.get("/events", response_model=EventPage)
+@within_limits
 def events(type: str | None = Query(None), since: datetime | None = None, until: datetime | None = None,
            cursor: str | None = None, limit: int = Query(50, ge=1), rt: Runtime = Depends(runtime),
            namespace: str = Depends(namespace_of)) -> EventPage:
     """Memory events (lesson_recorded, lesson_promoted, episode_evicted, ...), filtered, in id order."""
-    if limit > rt.settings.limits.max_page:
-        raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
     after = parse_cursor(cursor)
-    rt.limits.check(type=type)
     rows = rt.store.events(namespace, type_=type, since=since, until=until, after_id=after, limit=limit + 1)
     page = rows[:limit]
     return EventPage(items=[Event(id=r.id, type=r.type, data=r.data, created_at=r.created_at) for r in page],

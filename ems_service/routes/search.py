@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from ems_service.auth import namespace_of
+from ems_service.limits import within_limits
 from ems_service.routes.deps import runtime
 from ems_service.runtime import Runtime
 from ems_service.schemas import SearchRequest, SearchResponse, SearchResult
@@ -13,9 +14,9 @@ router = APIRouter(prefix="/v1", tags=["search"])
 
 
 @router.post("/search", response_model=SearchResponse)
+@within_limits
 def search(body: SearchRequest, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SearchResponse:
     """The k most similar episodes to a text or a (partial) trajectory, with cosine similarity."""
-    rt.limits.check(body)
     hits = rt.memory.search(
         namespace=namespace, text=body.text, trajectory=body.trajectory, k=body.k, domain=body.domain,
         success=body.success, exclude_task_id=body.exclude_task_id, min_similarity=body.min_similarity,

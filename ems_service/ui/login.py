@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlsplit
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
-from ems_service.auth import FailureLimiter, Forbidden
-from ems_service.errors import BadRequest, LimitExceeded, NotReady
+from ems_service.auth import FailureLimiter
+from ems_service.errors import BadRequest, Forbidden, LimitExceeded, NotReady
 from ems_service.runtime import Runtime
 from ems_service.ui.render import page
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from condenser.importers import from_agentlab, from_browser_use, from_webcoach_ref, render_browser_use_action
 from ems_service.cli import app
 from ems_service.dataset import read_jsonl
+from ems_service.errors import BadRequest
 from ems_service.importing import read_foreign
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -58,7 +59,7 @@ def test_read_foreign_reports_bad_files(tmp_path):
     (tmp_path / "good.json").write_text((FIX / "browser_use" / "succeeded.json").read_text())
     got = {Path(i.origin).name: i for i in read_foreign("browser-use", tmp_path)}
     assert got["good.json"].trajectory is not None and got["bad.json"].error.startswith("not valid JSON")
-    with pytest.raises(ValueError, match="unknown format"):
+    with pytest.raises(BadRequest, match="unknown format"):
         list(read_foreign("nope", tmp_path))
 
 

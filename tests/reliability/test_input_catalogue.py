@@ -14,7 +14,7 @@ from condenser import Trajectory
 from ems_service import Settings
 from ems_service.config import LimitSettings
 from ems_service.errors import ValidationFailed
-from ems_service.limits import DEFAULT_TEXT, TEXT_LIMITS, env_name
+from ems_service.limits import DEFAULT_TEXT, TEXT_LIMITS, Limits, env_name
 from tests.reliability.catalogue import (
     BODIES,
     ENUMS,
@@ -356,13 +356,13 @@ class _Counted(str):
 
 def test_facts_merge_is_linear_and_limited(small):
     rt = small.app.state.runtime
-    rt.experience.max_items = 20_000
+    rt.experience.limits = Limits(LIMITS.model_copy(update={"max_items": 20_000}))
     values = [_Counted(f"#sel-{i}") for i in range(5_000)]
     _Counted.calls = 0
     rt.experience.merge_facts("default", domain="big.example.com", intent="other", facts={"selectors": values})
     rt.experience.merge_facts("default", domain="big.example.com", intent="other", facts={"selectors": values})
     assert _Counted.calls < 4 * len(values), _Counted.calls  # the list merge made ~n^2/2 = 12.5M comparisons
-    rt.experience.max_items = LIMITS.max_items
+    rt.experience.limits = rt.limits
     # over the limit in one request (the request's list) and by merging (the stored entry): 413, nothing written
     n = 0
     for key in ("selectors", "interaction_hints", "known_blockers", "anti_patterns"):
