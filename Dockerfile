@@ -35,13 +35,14 @@ e = build_embedder(Settings(_env_file=None)); assert e.embed(['search for a kett
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 PATH=/opt/venv/bin:$PATH \
-    EMS_HOST=0.0.0.0 EMS_PORT=8080 EMS_DATA_DIR=/data EMS_DATABASE_URL=sqlite:////data/ems.db \
-    EMS_EMBEDDER__BACKEND=onnx
-# Runnable alone: the SQLite file and the index snapshots live in /data, owned by the image's user.
+    EMS_HOST=0.0.0.0 EMS_PORT=8080 EMS_DATA_DIR=/data EMS_EMBEDDER__BACKEND=onnx
+# Runnable alone: the SQLite file and the index snapshots live in /data, owned by the image's user. The database
+# URL keeps its default (sqlite:///./data/ems.db, from the working directory /) rather than an ENV, so that
+# compose's EMS_DATABASE_URL_FILE is the only one set.
 RUN useradd --create-home --uid 10001 ems && mkdir -p /data && chown ems:ems /data
 COPY --from=build /opt/venv /opt/venv
 USER ems
-WORKDIR /home/ems
+WORKDIR /
 VOLUME ["/data"]
 EXPOSE 8080
 

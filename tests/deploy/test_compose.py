@@ -113,7 +113,10 @@ def test_dockerfile():
     assert re.search(r"pip uninstall --yes torch sentence-transformers", build), "the runtime image has no torch"
     assert "COPY --from=build /opt/venv /opt/venv" in runtime and "torch" not in runtime
     assert "HF_HUB_OFFLINE=1" in runtime and "EMS_EMBEDDER__BACKEND=onnx" in runtime
-    assert "EMS_DATA_DIR=/data" in runtime and "sqlite:////data/ems.db" in runtime and "chown ems:ems /data" in runtime
+    assert "EMS_DATA_DIR=/data" in runtime and "chown ems:ems /data" in runtime
+    database = Settings.model_fields["database_url"].default
+    assert database.startswith("sqlite:///./data/") and re.search(r"^WORKDIR /$", runtime, re.M), "SQLite in /data"
+    assert "EMS_DATABASE_URL=" not in runtime, "compose's EMS_DATABASE_URL_FILE must be the only one set"
     user = re.findall(r"^USER (\S+)", runtime, re.M)
     assert user and user[-1] not in {"root", "0"}
     assert "HEALTHCHECK" in runtime and "/readyz" in runtime
