@@ -27,7 +27,7 @@ _SOURCES = {"self", "seed", "import"}
 
 
 def from_canonical(record: Mapping[str, Any], *, source: str = "import") -> Trajectory:
-    """A line of the canonical JSON Lines format (shared/data/trajectories) or a wire-format trajectory.
+    """A line of the canonical JSON Lines format (datasets/trajectories) or a wire-format trajectory.
 
     The dataset's own `id`, `source` and `labels.task_family` are kept as tags (origin_id, dataset,
     task_family); the run's `source` becomes `source` (import) unless it is one of ours.
