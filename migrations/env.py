@@ -1,12 +1,11 @@
-"""Alembic environment: runs migrations against the URL set in the config (or EMS_DATABASE_URL)."""
+"""Alembic environment: runs migrations against the URL set in the config (or the service's EMS_DATABASE_URL)."""
 
 from __future__ import annotations
-
-import os
 
 from alembic import context
 from sqlalchemy import create_engine, pool
 
+from ems_service.config import Settings
 from ems_service.index.pgvector_schema import include_object
 from ems_service.tables import Base
 
@@ -15,8 +14,8 @@ target_metadata = Base.metadata
 
 
 def _url() -> str:
-    url = config.get_main_option("sqlalchemy.url")
-    return url or os.environ.get("EMS_DATABASE_URL", "sqlite:///./data/ems.db")
+    """The URL `webcoach db upgrade` set, else the service's own setting (a bare `alembic upgrade head`)."""
+    return config.get_main_option("sqlalchemy.url") or Settings().database_url
 
 
 def run_migrations_offline() -> None:

@@ -29,5 +29,4 @@ def build_backend(settings: Settings, store: Store, *, model: str, dimension: in
     ix = settings.index
     set_threads(ix.faiss_threads)
     return FaissBackend(store, data_dir=settings.data_dir, model=model, dimension=dimension,
-                        approx=ApproxConfig(above=ix.approx_above, nprobe=ix.nprobe, rerank=ix.rerank,
-                                            exact_subset=ix.exact_subset))
+                        approx=ApproxConfig.from_settings(ix))

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
+from ems_service.config import IndexSettings
+
 # faiss compares queries x dimension with this threshold to choose BLAS for flat search; the default (128000)
 # keeps batches of up to 333 queries on the slow path (~6x slower measured here). Single queries stay off BLAS.
 faiss.cvar.distance_compute_blas_threshold = 3072
@@ -18,16 +20,24 @@ _threads = {"n": 0}  # 0: FAISS's default (all cores)
 _local = threading.local()
 
 
+_DEFAULTS = IndexSettings()  # the one place the defaults are declared (EMS_INDEX__*)
+
+
 @dataclass(frozen=True)
 class ApproxConfig:
-    """When and how a namespace switches to the approximate index."""
+    """When and how a namespace switches to the approximate index (the settings' defaults; `from_settings`)."""
 
-    above: int = 20_000  # vectors; 0 disables the approximate index
-    nprobe: int = 32  # inverted lists visited per query
-    rerank: int = 4  # candidates per wanted hit, re-scored exactly from the float32 copy
-    exact_subset: int = 5_000  # filtered searches over at most this many vectors are brute force
+    above: int = _DEFAULTS.approx_above  # vectors; 0 disables the approximate index
+    nprobe: int = _DEFAULTS.nprobe  # inverted lists visited per query
+    rerank: int = _DEFAULTS.rerank  # candidates per wanted hit, re-scored exactly from the float32 copy
+    exact_subset: int = _DEFAULTS.exact_subset  # filtered searches over at most this many vectors are brute force
     train_per_list: int = 64  # training sample per inverted list
     train_iterations: int = 10  # k-means iterations (the default 25 costs minutes at 1M for no recall)
+
+    @classmethod
+    def from_settings(cls, index: IndexSettings) -> ApproxConfig:
+        return cls(above=index.approx_above, nprobe=index.nprobe, rerank=index.rerank,
+                   exact_subset=index.exact_subset)
 
     def nlist(self, n: int) -> int:
         """Inverted lists for n vectors: about 4 sqrt(n), a power of two in [64, 16384]."""
