@@ -18,6 +18,7 @@ def test_ingest_search_stats(tmp_path, monkeypatch):
     lines = [json.dumps(r) for r in records]
     lines.insert(3, "{not json")
     lines.insert(6, json.dumps({"task": "x", "steps": []}))
+    lines.insert(9, json.dumps({"task": "x" * 2001, "steps": [{"action": "click('a')"}]}))  # the API's limits too
     lines.append(json.dumps(records[0]))
     path = tmp_path / "runs.jsonl"
     path.write_text("\n".join(lines) + "\n")
@@ -27,9 +28,11 @@ def test_ingest_search_stats(tmp_path, monkeypatch):
     result = runner.invoke(app, ["ingest", str(path)])
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "rejected 2" in out and "deduplicated" in out
+    assert "rejected 3" in out and "deduplicated" in out
     assert "runs.jsonl:4: invalid JSON" in out
     assert "runs.jsonl:7: steps" in out
+    assert "runs.jsonl:10: task has 2001 characters; the limit is 2000 (EMS_LIMITS__MAX_TASK_CHARS)" in " ".join(
+        out.split())  # however the console wraps it
 
     result = runner.invoke(app, ["search", records[5]["task"], "--k", "2", "--json"])
     assert result.exit_code == 0, result.output
