@@ -140,12 +140,13 @@ def within_limits(route: Callable[P, R]) -> Callable[P, R]:
     dependency would hold only HTTP callers to the limits. Parameters FastAPI injects (`Depends`) are not the
     caller's input and are skipped; a model is walked field by field, a plain value checked under its name.
     """
-    signature = inspect.signature(route)
-    injected = {name for name, p in signature.parameters.items() if isinstance(p.default, params.Depends)}
+    parameters = inspect.signature(route).parameters
+    names = list(parameters)  # FastAPI passes keywords; the MCP tools pass the first ones by position
+    injected = {name for name, p in parameters.items() if isinstance(p.default, params.Depends)}
 
     @functools.wraps(route)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        arguments = signature.bind(*args, **kwargs).arguments
+        arguments = dict(zip(names, args, strict=False)) | kwargs
         limits: Limits = arguments["rt"].limits
         for name, value in arguments.items():
             if name in injected or value is None:
