@@ -31,8 +31,10 @@ serve: install
 test: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
 
+# ruff over the whole tree; mypy over the packages pyproject.toml names (strict on condenser and coach)
 lint: install
 	$(BIN)/ruff check condenser coach ems_service migrations tests benchmarks webcoach deploy examples
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/pip install --quiet -e ".[dev,bench]"

@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from typing import TypeVar
 
 from condenser import credentials, personal
 from condenser.credentials import SECRET
 from condenser.models import Outcome, Step, Trajectory
 from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
 from condenser.scan import Hints, nocase
+
+RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class
 
 __all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
            "redact_text", "redact_trajectory"]
@@ -156,7 +159,7 @@ def redact_task_and_actions(trajectory: Trajectory) -> tuple[str, list[str]]:
     return redact_text(trajectory.task, secrets), actions
 
 
-def redact_trajectory(trajectory: Trajectory) -> Trajectory:
+def redact_trajectory(trajectory: RunT) -> RunT:
     """A copy of `trajectory` with every secret replaced, in every text field: task, urls, steps, outcome
     status, task_id, agent, model, domain, tag keys and values."""
     secrets, masked_actions = _typed_secrets(trajectory)

@@ -37,6 +37,9 @@ class _Job:
 class BatchingEmbedder:
     """The same interface as the embedder it wraps (`embed`, `name`, `dimension`, ...), batching across threads."""
 
+    name: str  # read through to the wrapped embedder (__getattr__), like every attribute not set here
+    dimension: int
+
     def __init__(self, inner: TextEmbedder, *, max_batch: int = 64, max_wait_s: float = 0.001) -> None:
         self.inner = inner
         self.max_batch = max_batch
@@ -85,7 +88,8 @@ class BatchingEmbedder:
                         break
                 time.sleep(self.max_wait_s / 4)
         with self._lock:
-            batch, size = [], 0
+            batch: list[_Job] = []
+            size = 0
             while self._queue and (not batch or size + len(self._queue[0].texts) <= self.max_batch):
                 job = self._queue.pop(0)
                 batch.append(job)

@@ -9,14 +9,20 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ems_service.config import Settings
 from ems_service.logs import configure_logging
+
+if TYPE_CHECKING:
+    from condenser import Trajectory
+    from condenser.models import LabelSource
+    from ems_service.dataset import Line
 
 app = typer.Typer(help="WebCoach EMS: episodic memory and coaching for web agents.", no_args_is_help=True)
 db_app = typer.Typer(help="Database schema.", no_args_is_help=True)
@@ -209,7 +215,7 @@ def ingest(
                 task = progress.add_task(path.name, total=len(lines))
                 for start in range(0, len(lines), batch_size):
                     chunk = lines[start : start + batch_size]
-                    good = []
+                    good: list[tuple[Line, Trajectory]] = []
                     for ln in chunk:
                         if ln.trajectory is None:
                             rejected.append((path.name, ln.number, ln.error or ""))
@@ -219,12 +225,12 @@ def ingest(
                         except LimitExceeded as exc:
                             rejected.append((path.name, ln.number, exc.detail))
                             continue
-                        good.append(ln)
+                        good.append((ln, ln.trajectory))
                     if force_source:
-                        for ln in good:
-                            ln.trajectory.source = source  # type: ignore[union-attr]
-                    results = runtime.memory.ingest(namespace=namespace, trajectories=[ln.trajectory for ln in good])
-                    for ln, res in zip(good, results, strict=True):
+                        for _, trajectory in good:
+                            trajectory.source = source  # type: ignore[assignment]  # --source is a free string: never checked against Source
+                    results = runtime.memory.ingest(namespace=namespace, trajectories=[t for _, t in good])
+                    for (ln, _), res in zip(good, results, strict=True):
                         if res.error:
                             rejected.append((path.name, ln.number, res.error.detail))
                         elif res.deduplicated:
@@ -262,7 +268,7 @@ def export(
                     break
                 for rec in page:
                     t = unpack_trajectory(rec.trajectory)
-                    t.outcome.success, t.outcome.label_source = rec.success, rec.label_source
+                    t.outcome.success, t.outcome.label_source = rec.success, cast("LabelSource", rec.label_source)
                     t.outcome.verified = bool(rec.verified)
                     t.tags = dict(t.tags) | {"exported_episode_id": str(rec.id)}
                     out.write(t.model_dump_json(exclude_none=True) + "\n")
@@ -401,7 +407,7 @@ def eval_(
 
     embedder = build_embedder(settings)
     with _progress() as progress:
-        tasks: dict[str, object] = {}
+        tasks: dict[str, TaskID] = {}
 
         def tick(stage: str, done: int, total: int) -> None:
             if stage not in tasks:

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
@@ -18,6 +19,9 @@ from ems_service.errors import CannotFit, NotReady
 from ems_service.service import MemoryService, SearchHit
 from ems_service.store import unpack_trajectory, utcnow
 from ems_service.tables import EpisodeRecord, RiskModelRecord
+
+if TYPE_CHECKING:
+    from ems_service.lessons import LessonService
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +83,7 @@ class CoachService:
         self._stopping = threading.Event()
         self._refit_thread: threading.Thread | None = None
         memory.on_ingest.append(self._count_ingest)
-        self.lessons = None  # set by the runtime: tier-2 lessons for runs whose last step failed
+        self.lessons: LessonService | None = None  # set by the runtime: tier-2 lessons for runs whose last step failed
 
     def close(self) -> None:
         """Stop a background refit (it aborts between episodes) and wait for it."""

@@ -60,7 +60,7 @@ def upgrade(url: str, revision: str = "head") -> None:
     logger.info("database upgraded to %s", revision)
 
 
-def head_revision() -> str:
+def head_revision() -> str | None:
     from alembic.script import ScriptDirectory
 
     return ScriptDirectory.from_config(_alembic_config("sqlite://")).get_current_head()

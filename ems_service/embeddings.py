@@ -42,7 +42,10 @@ class Embedder:
         except Exception as exc:  # any loading failure is one clear start-up error
             raise EmbedderUnavailable(f"cannot load the embedding model from {path}: {exc}") from exc
         self.name = MODEL_NAME if path == default_model_path() else path.name
-        self.dimension = int(self._model.get_embedding_dimension())
+        dimension = self._model.get_embedding_dimension()
+        if dimension is None:
+            raise EmbedderUnavailable(f"the embedding model at {path} does not state its dimension")
+        self.dimension = int(dimension)
         self.batch_size = batch_size
         self.backend = "torch"
         self.calls = 0

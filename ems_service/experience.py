@@ -49,8 +49,8 @@ def offsite_targets(text: str, site: str | None) -> list[str]:
     """The places `text` (an action, a hint) points to that are not on `site` (a registrable domain): urls of
     another registrable domain, unreadable ones, and local schemes (`javascript:`, `data:`, `file:`)."""
     found: list[str] = []
-    if _LOCAL_SCHEME.search(text):
-        found.append(_LOCAL_SCHEME.search(text).group(0))
+    if local := _LOCAL_SCHEME.search(text):
+        found.append(local.group(0))
     candidates = [m.group(0) for m in _URL.finditer(text)]
     nav = _NAVIGATE.match(text)
     if nav and not nav.group(1).startswith(("/", "#", "?", ".")):

@@ -33,7 +33,9 @@ MAX_COMMAND, MAX_DOMAIN = 64, 255  # the lessons table's failed_command and doma
 
 
 def _matches_domain(lesson_domain: str | None, domain: str) -> bool:
-    return bool(lesson_domain) and (domain == lesson_domain or domain.endswith("." + lesson_domain))
+    if not lesson_domain:
+        return False
+    return domain == lesson_domain or domain.endswith("." + lesson_domain)
 
 
 def _storable(c: LessonCandidate) -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from fastapi import params
 from pydantic import BaseModel
@@ -146,7 +146,7 @@ def within_limits(route: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(route)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        arguments = dict(zip(names, args, strict=False)) | kwargs
+        arguments: dict[str, Any] = dict(zip(names, args, strict=False)) | kwargs
         limits: Limits = arguments["rt"].limits
         for name, value in arguments.items():
             if name in injected or value is None:

@@ -38,7 +38,7 @@ def configure_logging(level: str = "INFO", *, json_logs: bool = False) -> None:
     )
     for old in [h for h in root.handlers if getattr(h, "_ems", False)]:
         root.removeHandler(old)
-    handler._ems = True  # type: ignore[attr-defined]
+    handler._ems = True  # type: ignore[attr-defined]  # a marker on the handler: replaced, not added again
     root.addHandler(handler)
     root.setLevel(level.upper())
     for noisy in ("alembic", "httpx", "sentence_transformers", "transformers"):

@@ -184,7 +184,7 @@ class McpMount:
         rt: Runtime | None = getattr(self.app.state, "runtime", None)
         if rt is None or not rt.ready:
             raise ToolError("NotReady: the service is starting")
-        state = ctx.request_context.request.scope.get("state", {})
+        state = ctx.request_context.request.scope.get("state", {})  # type: ignore[union-attr]  # HTTP: a request
         return rt, state.get("namespace", "default"), state.get("role", "admin")
 
     @asynccontextmanager

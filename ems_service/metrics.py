@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from ems_service.runtime import Runtime
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -28,21 +35,21 @@ class Metrics:
         self.llm_fallbacks = Counter("ems_llm_fallbacks", "LLM replies replaced by the evidence-built guidance",
                                      registry=r)
         self.lesson_recalls = Counter("ems_lesson_recalls", "Lesson recalls", ["kind"], registry=r)
-        self._gauges = None
+        self._gauges: Collector | None = None
 
-    def watch(self, runtime: object) -> None:
+    def watch(self, runtime: Runtime) -> None:
         """Expose gauges read from the runtime: episodes and index size/type per namespace, silence rate."""
         metrics = self
 
         class _Gauges:
-            def collect(self):  # noqa: ANN202 - prometheus collector protocol
-                sizes = runtime.vectors.sizes()  # type: ignore[attr-defined]
+            def collect(self) -> Iterator[GaugeMetricFamily]:
+                sizes = runtime.vectors.sizes()
                 episodes = GaugeMetricFamily("ems_episodes", "Episodes in the index", labels=["namespace"])
                 kind = GaugeMetricFamily("ems_index_info", "Vector backend per namespace",
                                          labels=["namespace", "backend"])
                 for ns, n in sorted(sizes.items()):
                     episodes.add_metric([ns], n)
-                    kind.add_metric([ns, runtime.vectors.name], 1)  # type: ignore[attr-defined]
+                    kind.add_metric([ns, runtime.vectors.name], 1)
                 yield episodes
                 yield kind
                 calls = sum(s.value for m in metrics.coach_calls.collect() for s in m.samples if s.name.endswith("_total"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import logging
 import math
 import threading
@@ -15,8 +16,8 @@ from coach.rank import pool_size, rank
 from condenser import Episode, Trajectory, condense, domain_of, embed_text
 from condenser.redact import redact_task_and_actions, redact_text
 from ems_service.auth import gate_outcome, may_vouch
+from ems_service.batcher import TextEmbedder
 from ems_service.config import Settings
-from ems_service.embeddings import Embedder
 from ems_service.errors import EMSError, EpisodeNotFound, Forbidden, ValidationFailed
 from ems_service.index.base import IndexRow, Query, VectorBackend
 from ems_service.store import EpisodeFilter, Store, utcnow
@@ -47,7 +48,7 @@ class MemoryService:
         *,
         settings: Settings,
         store: Store,
-        embedder: Embedder,
+        embedder: TextEmbedder,
         vectors: VectorBackend,
         summarize_fn: Callable[[str], str] | None = None,
     ) -> None:
@@ -127,8 +128,8 @@ class MemoryService:
             for hook in self.on_new_episodes:
                 hook(namespace, [ep for _, ep in fresh.values()])
             self.evict_if_needed(namespace)
-            for hook in self.on_ingest:
-                hook(namespace, inserted)
+            for counter in self.on_ingest:
+                counter(namespace, inserted)
         return [r for r in results if r is not None]
 
     def _insert(self, episodes: list[Episode], vectors: np.ndarray, namespace: str) -> list[int | EMSError]:
@@ -256,7 +257,7 @@ class MemoryService:
         touch: bool = True,
         prefer_domain: str | None = None,
         prefer_task: str | None = None,
-    ) -> list[SearchHit]:
+    ) -> builtins.list[SearchHit]:
         """Nearest stored episodes of `vector`, filtered, with their rows.
 
         `prefer_domain` ranks that site's episodes up by EMS_COACH__DOMAIN_BOOST, and `prefer_task` ranks runs
@@ -282,12 +283,12 @@ class MemoryService:
         return out
 
     def search(self, *, namespace: str, text: str | None = None, trajectory: Trajectory | None = None,
-               k: int = 5, **filters: object) -> list[SearchHit]:
+               k: int = 5, **filters: object) -> builtins.list[SearchHit]:
         """Embed the query and search (see search_vector)."""
         vector = self.embed_query(namespace, self.query_text(text=text, trajectory=trajectory))
         if trajectory is not None and not filters.get("domain"):  # a run is ranked as the coach ranks its evidence
             filters = {"prefer_domain": trajectory.domain, "prefer_task": trajectory.task, **filters}
-        return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]
+        return self.search_vector(namespace=namespace, vector=vector, k=k, **filters)  # type: ignore[arg-type]  # search_vector's keyword filters
 
     def drop_touches(self) -> None:
         """Forget buffered retrieval counts (a read-only replica cannot write them)."""

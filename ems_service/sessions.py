@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import delete, or_, select
 
@@ -26,7 +27,7 @@ logger = logging.getLogger(__name__)
 
 
 def _trace_point(n_steps: int, guidance: Guidance) -> dict:
-    point = {"n_steps": n_steps, "risk": guidance.failure_risk, "intervene": guidance.intervene}
+    point: dict[str, Any] = {"n_steps": n_steps, "risk": guidance.failure_risk, "intervene": guidance.intervene}
     if guidance.intervene:
         point |= {"advice": guidance.advice, "signals": guidance.signals}
     return point
@@ -191,7 +192,7 @@ class SessionService:
             gone = list(s.scalars(select(SessionRecord.id).where(SessionRecord.updated_at < cutoff)))
             n = 0
             if gone:
-                n = s.execute(delete(SessionRecord).where(SessionRecord.id.in_(gone))).rowcount or 0
+                n = s.execute(delete(SessionRecord).where(SessionRecord.id.in_(gone))).rowcount or 0  # type: ignore[attr-defined]  # a DELETE gives a CursorResult
         self._forget(gone)
         if n:
             logger.info("sessions expired: %d", n)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import logging
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import cast
 
 import numpy as np
 from sqlalchemy import Engine, Table, case, delete, func, insert, select, text, update
@@ -56,7 +58,7 @@ class Store(IndexFeed):
         self.url = url
         self.engine = engine or make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
-        self._episodes_table: Table = EpisodeRecord.__table__
+        self._episodes_table = cast(Table, EpisodeRecord.__table__)  # a declarative class's table is a Table
         self._vector_column: str | None = None
         self.read_only = False
 
@@ -211,7 +213,7 @@ class Store(IndexFeed):
         with self.session() as s:
             return list(s.scalars(q.order_by(EpisodeRecord.id).limit(limit)))
 
-    def delete(self, namespace: str, ids: list[int], *, reason: str) -> list[int]:
+    def delete(self, namespace: str, ids: builtins.list[int], *, reason: str) -> builtins.list[int]:
         """Delete rows, log each deletion (for index catch-up) and record events; returns the deleted ids."""
         if not ids:
             return []
@@ -237,7 +239,7 @@ class Store(IndexFeed):
         with self.session() as s:
             return int(s.scalar(select(func.count()).where(EpisodeRecord.namespace == namespace)) or 0)
 
-    def namespaces(self) -> list[str]:
+    def namespaces(self) -> builtins.list[str]:
         """Namespaces holding episodes: one index probe per namespace (a skip scan), not a scan of every row
         (the replica follower asks every second)."""
         with self.session() as s:
@@ -248,7 +250,7 @@ class Store(IndexFeed):
                 " SELECT (SELECT MIN(namespace) FROM episodes WHERE namespace > ns.name) FROM ns WHERE ns.name IS NOT NULL"
                 ") SELECT name FROM ns WHERE name IS NOT NULL")))
 
-    def eviction_candidates(self, namespace: str, n: int, policy: str) -> list[int]:
+    def eviction_candidates(self, namespace: str, n: int, policy: str) -> builtins.list[int]:
         """The `n` episodes to evict: oldest first (fifo) or least recently retrieved first (lru)."""
         q = select(EpisodeRecord.id).where(EpisodeRecord.namespace == namespace)
         if policy == "lru":
@@ -292,7 +294,7 @@ class Store(IndexFeed):
     # -- events and stats -----------------------------------------------------------------------------------
 
     def events(self, namespace: str, *, type_: str | None, since: datetime | None, until: datetime | None,
-               after_id: int | None, limit: int) -> list[EventRecord]:
+               after_id: int | None, limit: int) -> builtins.list[EventRecord]:
         q = select(EventRecord).where(EventRecord.namespace == namespace)
         if type_:
             q = q.where(EventRecord.type == type_)

@@ -223,7 +223,7 @@ def _traced(name: str, describe: Callable[..., dict[str, object]],
                     current.set(**result(out))
                 return out
 
-        traced._ems_traced = True  # type: ignore[attr-defined]
+        traced._ems_traced = True  # type: ignore[attr-defined]  # a marker on the function: wrapped once only
         return traced
 
     return wrap

@@ -152,7 +152,7 @@ class PgvectorBackend:
 
     def _count(self, namespace: str, now: float) -> int:
         with self.store.session() as s:
-            n = int(s.execute(text("SELECT count(*) FROM episodes WHERE namespace = :ns"), {"ns": namespace}).scalar())
+            n = int(s.execute(text("SELECT count(*) FROM episodes WHERE namespace = :ns"), {"ns": namespace}).scalar())  # type: ignore[arg-type]  # count(*): never NULL
         with self._lock:
             self._counts[namespace] = (n, now)
         return n
@@ -225,7 +225,7 @@ class PgvectorBackend:
             return self.count(namespace) <= self.settings.exact_below
         capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {where} LIMIT :cap) c"),
                            {**params, "cap": self.settings.exact_below + 1}).scalar()
-        return int(capped) <= self.settings.exact_below
+        return int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
 
 
 def _with_domain(query: Query, domain: str) -> Query:
@@ -234,7 +234,8 @@ def _with_domain(query: Query, domain: str) -> Query:
 
 def _where(namespace: str, query: Query) -> tuple[str, dict]:
     """The filter as SQL (fixed text, values bound) with its parameters."""
-    clauses, params = ["namespace = :ns", f"{COLUMN} IS NOT NULL"], {"ns": namespace}
+    clauses = ["namespace = :ns", f"{COLUMN} IS NOT NULL"]
+    params: dict[str, object] = {"ns": namespace}
     if query.domain is not None:
         clauses.append("domain = :domain")
         params["domain"] = query.domain

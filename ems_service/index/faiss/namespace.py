@@ -218,7 +218,7 @@ class NamespaceIndex:
         if mask is not None:
             sel, keep = self._selector(mask)
             params = faiss.SearchParameters(sel=sel)
-        scores, ids = self.index.search(q, k, params=params)
+        scores, ids = self.index.search(q, k, params=params)  # type: ignore[union-attr]  # exact mode: index is set
         del keep
         return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
 
@@ -233,7 +233,7 @@ class NamespaceIndex:
         sel, keep = self._selector(mask) if mask is not None else (None, None)
         params = search_params(self.ivf, math.ceil(self.approx.nprobe / share), sel)
         wanted = min(len(self), k * max(1, self.approx.rerank))
-        _, ids = self.ivf.search(q, wanted, params=params)
+        _, ids = self.ivf.search(q, wanted, params=params)  # type: ignore[union-attr]  # approximate mode: ivf is set
         del keep
         positions = np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
         if positions.size == 0:

@@ -95,9 +95,9 @@ def save(index: NamespaceIndex, path: Path, *, model: str) -> None:
     faiss_path, vectors_path, fields_path, meta_path = files(path)
     meta_path.unlink(missing_ok=True)  # a half-replaced set is never taken for a snapshot
     checksums = {
-        "faiss": _write(faiss_path, lambda f: f.write(memoryview(np.ascontiguousarray(blob)))),
+        "faiss": _write(faiss_path, lambda f: f.write(memoryview(np.ascontiguousarray(blob)))),  # type: ignore[arg-type]  # numpy's stubs: ndarray is a buffer from Python 3.12 on (it is on 3.11 too)
         "vectors": _write(vectors_path, lambda f: np.save(f, fields["vectors"])),
-        "fields": _write(fields_path, lambda f: np.savez(f, **{name: fields[name] for name in FIELDS}), streamed=False),
+        "fields": _write(fields_path, lambda f: np.savez(f, **{name: fields[name] for name in FIELDS}), streamed=False),  # type: ignore[arg-type]  # FIELDS never names savez's allow_pickle
     }
     meta = {**meta, "model": model, "format": FORMAT, "crc32": checksums}
     tmp = meta_path.with_name(meta_path.name + ".tmp")
@@ -131,7 +131,7 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
         with ThreadPoolExecutor(1) as pool:
             vectors_crc = pool.submit(crc_of, vectors_path)
             raw = np.fromfile(faiss_path, dtype=np.uint8)
-            if zlib.crc32(raw) != expected["faiss"]:
+            if zlib.crc32(raw) != expected["faiss"]:  # type: ignore[arg-type]  # ndarray: a buffer (as above)
                 raise ValueError("snapshot .faiss file is damaged (checksum mismatch)")
             if crc_of(fields_path) != expected["fields"]:
                 raise ValueError("snapshot .fields.npz file is damaged (checksum mismatch)")
