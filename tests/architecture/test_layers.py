@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -173,7 +174,7 @@ print(json.dumps({"asked": asked_before_fit, "intervene": guidance.intervene, "r
 
 
 @pytest.fixture(scope="module")
-def service_url(embedder, tmp_path_factory) -> str:
+def service_url(embedder, tmp_path_factory) -> Iterator[str]:
     """The real service on a loopback port, for the SDK run in a numpy-free interpreter."""
     from ems_service import EmbeddedServer, Settings
 
