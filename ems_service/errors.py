@@ -23,6 +23,7 @@ exceptions of FastAPI, Starlette and the libraries), so a caller only ever sees 
     ├── TooManyRequests          429  too many unknown API keys from one address
     ├── InternalError            500  an unexpected exception (logged under the request id)
     ├── DimensionMismatch        500  stored vectors do not match the embedder
+    ├── SnapshotUnusable         500  an index snapshot is missing or damaged (never reaches a caller: rebuilt)
     ├── LLMError                 502  the LLM endpoint failed (the coach falls back to its template)
     ├── StoreUnavailable         503  the database does not answer
     ├── NotReady                 503  starting, or stopping
@@ -127,6 +128,12 @@ class InternalError(EMSError):
 
 class DimensionMismatch(EMSError):
     status_code = 500
+
+
+class SnapshotUnusable(EMSError):
+    """A FAISS snapshot that is missing, damaged, of another format or model: the backend rebuilds the index from
+    the table instead (this never reaches a caller)."""
+
 
 
 class LLMError(EMSError):

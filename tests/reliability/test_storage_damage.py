@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from ems_service import Runtime
 from ems_service.cli import app as cli
-from ems_service.errors import BadRequest
+from ems_service.errors import BadRequest, SnapshotUnusable
 from ems_service.index.base import IndexRow
 from ems_service.index.faiss import NamespaceIndex, snapshot_path
 from ems_service.index.faiss.snapshot import files
@@ -66,7 +66,7 @@ def _apply(path: Path, how: tuple) -> None:
 
 @pytest.mark.parametrize("kind", ["flat", "ivf"])
 def test_every_damaged_part_is_refused(tmp_path, kind):
-    """Each part (.faiss, .vectors.npy, .fields.npz) x each damage: load raises ValueError (never a silent load)."""
+    """Each part (.faiss, .vectors.npy, .fields.npz) x each damage: load raises SnapshotUnusable (never a silent load)."""
     from ems_service.index.faiss import ApproxConfig
 
     approx = ApproxConfig(above=200, nprobe=4, rerank=2, exact_subset=0) if kind == "ivf" else None
@@ -88,7 +88,7 @@ def test_every_damaged_part_is_refused(tmp_path, kind):
             try:
                 NamespaceIndex.load(work / original.name, model="m", dimension=DIM)
                 failures.append((part.name, name))
-            except ValueError:
+            except SnapshotUnusable:
                 pass
             shutil.rmtree(work)
     assert not failures, failures
@@ -107,7 +107,7 @@ def test_a_manifest_without_checksums_is_not_trusted(tmp_path):
     for broken in ({k: v for k, v in meta.items() if k != "crc32"}, meta | {"crc32": {"faiss": 1}},
                    meta | {"crc32": "x"}, {k: v for k, v in meta.items() if k != "ntotal"}, [meta]):
         meta_path.write_text(json.dumps(broken))
-        with pytest.raises(ValueError):
+        with pytest.raises(SnapshotUnusable):
             NamespaceIndex.load(path, model="m", dimension=DIM)
 
 

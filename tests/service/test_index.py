@@ -10,7 +10,7 @@ import faiss
 import numpy as np
 import pytest
 
-from ems_service.errors import DimensionMismatch
+from ems_service.errors import DimensionMismatch, SnapshotUnusable
 from ems_service.index.base import IndexRow
 from ems_service.index.faiss import ApproxConfig, NamespaceIndex, set_threads
 from ems_service.index.faiss.snapshot import files as snapshot_files
@@ -109,13 +109,13 @@ def test_snapshot_roundtrip_and_corruption(tmp_path):
     loaded = NamespaceIndex.load(path, model="m", dimension=DIM)
     assert loaded.ids() == index.ids() and loaded.watermark == index.watermark and loaded.deletion_seq == 7
     assert [h.id for h in loaded.search(vecs[3], 5, domain="b.com")] == [h.id for h in index.search(vecs[3], 5, domain="b.com")]
-    with pytest.raises(ValueError):
+    with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="other", dimension=DIM)
     path.write_bytes(b"garbage" * 10)
-    with pytest.raises(ValueError):
+    with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
     path.unlink()
-    with pytest.raises(ValueError):
+    with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
 
@@ -141,7 +141,7 @@ def test_snapshot_parts_are_checked(tmp_path, damage):
         other.add(_rows(50, seed=1)[0][:49] + [IndexRow(99_999, rows[0].vector, None, None, None)])
         other.save(tmp_path / "other.faiss", model="m")
         (tmp_path / "other.faiss").replace(path)
-    with pytest.raises(ValueError):
+    with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ems_service.errors import DimensionMismatch
+from ems_service.errors import DimensionMismatch, SnapshotUnusable
 from ems_service.index.base import Hit, IndexRow, Query
 from ems_service.index.faiss.approx import ApproxConfig
 from ems_service.index.faiss.namespace import NamespaceIndex
@@ -107,8 +107,8 @@ class FaissBackend:
             self._check_model(namespace, after_id=index.watermark)
             added, removed = self._catch_up(namespace, index)
             if len(index) != self.store.count(namespace):
-                raise ValueError("snapshot does not match the table after catch-up")
-        except ValueError as exc:
+                raise SnapshotUnusable("snapshot does not match the table after catch-up")
+        except SnapshotUnusable as exc:
             if path.exists():
                 logger.warning("index snapshot for %s not usable (%s); rebuilding from stored vectors", namespace, exc)
             return None

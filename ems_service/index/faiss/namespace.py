@@ -326,7 +326,7 @@ class NamespaceIndex:
 
     @classmethod
     def load(cls, path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
-        """Read a snapshot; raises ValueError when it is missing, corrupt or for another model."""
+        """Read a snapshot; raises SnapshotUnusable when it is missing, corrupt or for another model."""
         from ems_service.index.faiss.snapshot import load
 
         return load(path, model=model, dimension=dimension, approx=approx)

@@ -28,6 +28,7 @@ from typing import BinaryIO
 import faiss
 import numpy as np
 
+from ems_service.errors import SnapshotUnusable
 from ems_service.index.faiss.approx import ApproxConfig, ivf_ids
 from ems_service.index.faiss.namespace import NamespaceIndex
 
@@ -109,22 +110,22 @@ def save(index: NamespaceIndex, path: Path, *, model: str) -> None:
 
 
 def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
-    """Read a snapshot; raises ValueError when it is missing, damaged (a checksum differs), of an older format
+    """Read a snapshot; raises SnapshotUnusable when it is missing, damaged (a checksum differs), of an older format
     or for another model."""
     faiss_path, vectors_path, fields_path, meta_path = files(path)
     if not all(p.exists() for p in (faiss_path, vectors_path, fields_path, meta_path)):
-        raise ValueError("snapshot missing")
+        raise SnapshotUnusable("snapshot missing")
     try:
         meta = json.loads(meta_path.read_text())
     except ValueError as exc:
-        raise ValueError(f"snapshot metadata unreadable: {exc}") from exc
+        raise SnapshotUnusable(f"snapshot metadata unreadable: {exc}") from exc
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ValueError(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None} is not {FORMAT}")
+        raise SnapshotUnusable(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None} is not {FORMAT}")
     if meta.get("model") != model or meta.get("dimension") != dimension:
-        raise ValueError("snapshot was made with another embedding model")
+        raise SnapshotUnusable("snapshot was made with another embedding model")
     expected = meta.get("crc32")
     if not isinstance(expected, dict) or set(expected) != set(PARTS):
-        raise ValueError("snapshot manifest has no checksums")
+        raise SnapshotUnusable("snapshot manifest has no checksums")
     try:
         # the vectors (the largest part) are checked on a second thread (zlib releases the GIL) while the FAISS
         # file is read once, checked and deserialized here
@@ -132,13 +133,13 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
             vectors_crc = pool.submit(crc_of, vectors_path)
             raw = np.fromfile(faiss_path, dtype=np.uint8)
             if zlib.crc32(raw) != expected["faiss"]:  # type: ignore[arg-type]  # ndarray: a buffer (as above)
-                raise ValueError("snapshot .faiss file is damaged (checksum mismatch)")
+                raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
             if crc_of(fields_path) != expected["fields"]:
-                raise ValueError("snapshot .fields.npz file is damaged (checksum mismatch)")
+                raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
             if vectors_crc.result() != expected["vectors"]:
-                raise ValueError("snapshot .vectors.npy file is damaged (checksum mismatch)")
+                raise SnapshotUnusable("snapshot .vectors.npy file is damaged (checksum mismatch)")
     except OSError as exc:
-        raise ValueError(f"snapshot unreadable: {exc}") from exc
+        raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
         index = faiss.deserialize_index(raw)
         del raw
@@ -148,28 +149,28 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
         with np.load(fields_path) as arrays:
             fields = {name: arrays[name] for name in FIELDS}
     except Exception as exc:  # faiss raises RuntimeError on corrupt files, numpy ValueError/OSError
-        raise ValueError(f"snapshot unreadable: {exc}") from exc
+        raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
         return _adopt(index, vectors, fields, meta, dimension=dimension, approx=approx)
     except (KeyError, TypeError) as exc:  # a manifest written by hand or by another version
-        raise ValueError(f"snapshot manifest incomplete: {exc!r}") from exc
+        raise SnapshotUnusable(f"snapshot manifest incomplete: {exc!r}") from exc
 
 
 def _adopt(index: faiss.Index, vectors: np.ndarray, fields: dict[str, np.ndarray], meta: dict, *, dimension: int,
            approx: ApproxConfig | None) -> NamespaceIndex:
     """The loaded parts as a NamespaceIndex, after checking that they agree with each other."""
     if index.ntotal != meta["ntotal"] or index.d != dimension or len(fields["ids"]) != index.ntotal:
-        raise ValueError("snapshot inconsistent")
+        raise SnapshotUnusable("snapshot inconsistent")
     if vectors.shape != (index.ntotal, dimension) or vectors.dtype != np.float32:
-        raise ValueError("snapshot vectors have the wrong shape")
+        raise SnapshotUnusable("snapshot vectors have the wrong shape")
     if isinstance(index, faiss.IndexIDMap2):
         stored = faiss.vector_to_array(index.id_map)
     elif isinstance(index, faiss.IndexIVFScalarQuantizer):
         stored = ivf_ids(index)
     else:
-        raise ValueError(f"snapshot holds an unknown index type {type(index).__name__}")
+        raise SnapshotUnusable(f"snapshot holds an unknown index type {type(index).__name__}")
     if not np.array_equal(np.sort(stored), np.sort(fields["ids"])):
-        raise ValueError("snapshot ids disagree with its filter fields")
+        raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     out = NamespaceIndex(dimension, approx)
     out.adopt(index, trained_on=int(meta.get("trained_on", index.ntotal)))
     out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"], **fields)
