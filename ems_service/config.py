@@ -37,7 +37,8 @@ class VectorSettings(BaseModel):
         "auto", description="pgvector: exact scans filtered sets of at most `exact_below` rows and uses the HNSW "
                             "index above; exact always scans; hnsw always uses the index")
     exact_below: int = Field(5_000, ge=0, description="pgvector auto: rows a filter may keep for an exact scan")
-    ef_search: int = Field(64, ge=1, le=1000, description="pgvector: HNSW candidate list (hnsw.ef_search)")
+    ef_search: int = Field(200, ge=1, le=1000, description="pgvector: HNSW candidate list (hnsw.ef_search); 200: "
+                           "recall@10 0.95 at 100k in benchmarks/pgvector.py")
     rerank: int = Field(4, ge=1, le=64, description="pgvector: HNSW candidates (half precision) per wanted hit, "
                                                   "re-scored exactly")
     max_scan_tuples: int = Field(20_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "

@@ -18,7 +18,7 @@ DIMENSION = 384  # the bundled MiniLM; another embedder needs a migration of its
 COLUMN = "embedding_vec"
 HNSW_INDEX = "ix_episodes_embedding_hnsw"
 MISSING_INDEX = "ix_episodes_embedding_missing"
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults: recall >= 0.95 at ef_search 64 measured here
+HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults (benchmarks/pgvector.py measures the recall)
 
 
 def available(conn: Connection) -> bool:
