@@ -67,9 +67,10 @@ def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
-def _backends(table, search: str, exact_below: int = 5000):
+def _backends(table, search: str, exact_below: int = 5000, ef_search: int | None = None):
     store, settings, _, _ = table
-    vector = VectorSettings(backend="pgvector", search=search, exact_below=exact_below)
+    vector = VectorSettings(backend="pgvector", search=search, exact_below=exact_below,
+                            **({} if ef_search is None else {"ef_search": ef_search}))
     faiss = build_backend(settings.model_copy(update={"vector": VectorSettings()}), store, model="m",
                           dimension=DIMENSION)
     pg = build_backend(settings.model_copy(update={"vector": vector}), store, model="m", dimension=DIMENSION)
@@ -177,7 +178,9 @@ def test_the_pgvector_backend_refuses_sqlite_and_a_database_without_the_column(t
 def test_hnsw_mode_walks_the_index_and_exact_mode_does_not(table):
     q = _queries(table[3], 1)[0]
     for search, used in (("exact", False), ("hnsw", True)):
-        _, pg = _backends(table, search)
+        # a small ef_search: at 3,000 rows the planner prefers a scan once ef_search nears the table's size (the
+        # plan a large table gets is the one under test)
+        _, pg = _backends(table, search, ef_search=40)
         for flt in FILTERS[:8]:
             plan = pg.explain("ns", _query(q, flt))
             assert ("ix_episodes_embedding_hnsw" in plan) is used, (search, flt, plan)
