@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 
 from ems_service import Embedder, Settings
 from ems_service.dataset import DEV_FILES as DEV_FILES  # the file names, for the modules importing them from here
 from ems_service.dataset import dev_data_dir
 from ems_service.db import upgrade
+from tests.pgvector_server import reset_schema
 
 pytest_plugins = ["tests.pgvector_server"]
 
@@ -39,23 +39,13 @@ def embedder() -> Embedder:
     return Embedder()
 
 
-def _reset_postgres(url: str) -> None:
-    engine = create_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect() as conn:
-            conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-    finally:
-        engine.dispose()
-
-
 def _postgres_url() -> str:
     if not PG_URL:
         if IN_CI:
             pytest.fail("EMS_TEST_DATABASE_URL is not set in CI: the PostgreSQL lane must run")
         pytest.skip("EMS_TEST_DATABASE_URL not set (PostgreSQL lane runs in CI)")
     try:
-        _reset_postgres(PG_URL)
+        reset_schema(PG_URL)
     except Exception as exc:  # noqa: BLE001
         if IN_CI:
             pytest.fail(f"PostgreSQL at EMS_TEST_DATABASE_URL is not reachable: {exc}")

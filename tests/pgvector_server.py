@@ -90,16 +90,21 @@ def pgvector_server(_pg_dirs: list[Path]) -> Iterator[str]:
         server.stop()
 
 
-@pytest.fixture
-def pgvector_url(pgvector_server: str) -> str:
-    """The pgvector test database with an empty public schema."""
-    engine = create_engine(pgvector_server, isolation_level="AUTOCOMMIT")
+def reset_schema(url: str) -> None:
+    """An empty public schema in the PostgreSQL database at `url` (every PostgreSQL lane starts from one)."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
     try:
         with engine.connect() as conn:
             conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
             conn.execute(text("CREATE SCHEMA public"))
     finally:
         engine.dispose()
+
+
+@pytest.fixture
+def pgvector_url(pgvector_server: str) -> str:
+    """The pgvector test database with an empty public schema."""
+    reset_schema(pgvector_server)
     return pgvector_server
 
 

@@ -16,6 +16,7 @@ from ems_service.db import upgrade
 from ems_service.index import Query, build_backend
 from ems_service.index.pgvector_schema import DIMENSION
 from ems_service.store import Store
+from tests.pgvector_server import reset_schema
 
 N = 3000
 DOMAINS = ["shop.com", "news.org", "air.travel", "bank.net", "mail.io"]
@@ -44,13 +45,9 @@ def _episodes(n: int) -> list:
 @pytest.fixture(scope="module")
 def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     """One pgvector database holding N episodes (vectors written by the pgvector backend's INSERT)."""
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import text
 
-    engine = create_engine(pgvector_server, isolation_level="AUTOCOMMIT")
-    with engine.connect() as conn:
-        conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-        conn.execute(text("CREATE SCHEMA public"))
-    engine.dispose()
+    reset_schema(pgvector_server)
     upgrade(pgvector_server)
     store = Store(pgvector_server)
     settings = Settings(database_url=pgvector_server, data_dir=tmp_path_factory.mktemp("data"), _env_file=None,
