@@ -15,7 +15,8 @@ from ems_service import EmbeddedServer, Settings
 from ems_service.dataset import to_trajectory
 from ems_service.db import upgrade
 from ems_service.tables import EpisodeRecord
-from tests.conftest import _reset_postgres, dev_records
+from tests.conftest import dev_records
+from tests.pgvector_server import reset_schema
 from tests.reliability.proxy import TcpProxy
 
 PG = os.environ.get("EMS_TEST_DATABASE_URL")
@@ -33,7 +34,7 @@ def _table_ids(url: str) -> set[int]:
 
 def test_database_outage_gives_503_then_recovers(embedder, tmp_path):
     assert PG, "CI must provide PostgreSQL"
-    _reset_postgres(PG)
+    reset_schema(PG)
     upgrade(PG)
     parts = urlsplit(PG)
     proxy = TcpProxy((parts.hostname or "127.0.0.1", parts.port or 5432))

@@ -107,7 +107,7 @@ def test_state_machine(db_url, tmp_path, embedder):
     from hypothesis.stateful import run_state_machine_as_test
 
     from ems_service.db import upgrade
-    from tests.conftest import _reset_postgres
+    from tests.pgvector_server import reset_schema
 
     n = {"i": 0}
 
@@ -118,7 +118,7 @@ def test_state_machine(db_url, tmp_path, embedder):
                 name = "sm{}.db".format(n["i"])
                 url = f"sqlite:///{tmp_path / name}"
             else:
-                _reset_postgres(db_url)
+                reset_schema(db_url)
                 url = db_url
             upgrade(url)
             s = Settings(database_url=url, data_dir=tmp_path / f"d{n['i']}", _env_file=None)
