@@ -42,7 +42,8 @@ class VectorSettings(BaseModel):
     rerank: int = Field(4, ge=1, le=64, description="pgvector: HNSW candidates (half precision) per wanted hit, "
                                                   "re-scored exactly")
     max_scan_tuples: int = Field(20_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
-                                                         "for a filtered search (hnsw.max_scan_tuples)")
+                                                         "for a filtered search (hnsw.max_scan_tuples); a walk "
+                                                         "that gives up is answered by an exact scan")
     count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count is reused "
                                                       "for the capacity check")
 
