@@ -44,8 +44,9 @@ class VectorSettings(BaseModel):
     max_scan_tuples: int = Field(20_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
                                                          "for a filtered search (hnsw.max_scan_tuples); a walk "
                                                          "that gives up is answered by an exact scan")
-    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count is reused "
-                                                      "for the capacity check")
+    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count (for the "
+                                                      "capacity check) and a filter's capped count (for auto's "
+                                                      "plan) are reused")
 
 
 class EmbedderSettings(BaseModel):

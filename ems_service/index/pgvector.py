@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _BACKFILL_BATCH = 1000
+_PLANS_KEPT = 4096  # filters whose capped count is remembered for count_ttl_s
 
 
 def episodes_with_vectors() -> Table:
@@ -61,6 +63,7 @@ class PgvectorBackend:
         self.settings = settings
         self.model = model
         self._counts: dict[str, tuple[int, float]] = {}
+        self._plans: OrderedDict[tuple, tuple[bool, float]] = OrderedDict()  # filter -> (exact?, when counted)
         self._lock = threading.Lock()
         self._q = bindparam("q", type_=VECTOR(DIMENSION))
         self.standby = False
@@ -140,6 +143,7 @@ class PgvectorBackend:
     def remove(self, namespace: str, ids: list[int]) -> None:
         with self._lock:
             self._counts.pop(namespace, None)
+            self._plans.clear()
 
     # -- reads ------------------------------------------------------------------------------------------------
 
@@ -238,9 +242,21 @@ class PgvectorBackend:
             return mode == "exact"
         if not query.filtered:
             return self.count(namespace) <= self.settings.exact_below
+        key = (namespace, query.domain, query.success, query.exclude_task_id)
+        now = time.monotonic()
+        with self._lock:
+            known = self._plans.get(key)
+        if known is not None and now - known[1] <= self.settings.count_ttl_s:
+            return known[0]
         capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {where} LIMIT :cap) c"),
                            {**params, "cap": self.settings.exact_below + 1}).scalar()
-        return int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
+        exact = int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
+        with self._lock:  # a stale plan costs time, not recall (a walk that falls short is redone exactly)
+            self._plans[key] = (exact, now)
+            self._plans.move_to_end(key)
+            if len(self._plans) > _PLANS_KEPT:
+                self._plans.popitem(last=False)
+        return exact
 
 
 def _with_domain(query: Query, domain: str) -> Query:

@@ -148,6 +148,33 @@ def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, searc
     assert gave_up >= 10, "the walk must give up for some queries, or this test tests nothing"
 
 
+def test_auto_counts_a_filter_once_per_count_ttl(table):
+    """The capped count that picks auto's plan is remembered per filter for count_ttl_s, so repeated searches with
+    one filter (an agent's own site) pay one count; a delete forgets it."""
+    from sqlalchemy import event
+
+    store, _, ids, vecs = table
+    _, pg = _backends(table, "auto", exact_below=100, count_ttl_s=3600)
+    counts = []
+
+    def seen(conn, cursor, statement, *args) -> None:
+        counts.extend([statement] if "LIMIT %(cap)s" in statement else [])
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    try:
+        flt = {"domain": "news.org", "success": True, "exclude_task_id": None, "prefer_domain": None}
+        first = [pg.search("ns", _query(q, flt)) for q in vecs[:5]]
+        assert len(counts) == 1
+        assert [pg.search("ns", _query(q, flt)) for q in vecs[:5]] == first
+        pg.search("ns", _query(vecs[0], {**flt, "success": False}))
+        assert len(counts) == 2
+        pg.remove("ns", [])
+        pg.search("ns", _query(vecs[0], flt))
+        assert len(counts) == 3
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
+
+
 def test_deletes_and_relabels_keep_both_backends_in_step(table):
     store, _, ids, vecs = table
     faiss, pg = _backends(table, "exact")
