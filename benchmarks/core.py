@@ -27,7 +27,7 @@ def ingest_rate(embedder: Embedder, file: str, *, batch: int = 64, runs: int = 3
         rt = fresh_runtime(embedder)
         t = time.perf_counter()
         for i in range(0, len(trajs), batch):
-            rt.memory.ingest(namespace="default", trajectories=trajs[i : i + batch])
+            rt.ingest.ingest(namespace="default", trajectories=trajs[i : i + batch])
         service.append(len(trajs) / (time.perf_counter() - t))
         rt.close()
     return {"file": file, "episodes": len(trajs), "batch": batch, "raw_embedder_eps": round(median_of(raw), 1),
@@ -39,13 +39,13 @@ def search_latency(embedder: Embedder) -> dict:
     n = 0
     for f in DEV_FILES:
         trajs = [ln.trajectory for ln in read_jsonl(DATA / f) if ln.trajectory]
-        n += len(rt.memory.ingest(namespace="default", trajectories=trajs))
+        n += len(rt.ingest.ingest(namespace="default", trajectories=trajs))
     queries = [t.task for f in DEV_FILES for t in [ln.trajectory for ln in read_jsonl(DATA / f)][:100:5] if t]
     vectors = embedder.embed(queries)
     it = iter(list(vectors) * 20)
-    search_only = timed(lambda: rt.memory.search_vector(namespace="default", vector=next(it), k=5), 400)
+    search_only = timed(lambda: rt.retrieval.search_vector(namespace="default", vector=next(it), k=5), 400)
     qi = iter(queries * 20)
-    with_embed = timed(lambda: rt.memory.search(namespace="default", text=next(qi), k=5), 200)
+    with_embed = timed(lambda: rt.retrieval.search(namespace="default", text=next(qi), k=5), 200)
     from fastapi.testclient import TestClient
 
     from ems_service import create_app

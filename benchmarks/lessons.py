@@ -19,10 +19,10 @@ def main() -> None:
     for name in DEV_FILES:
         trajs = [ln.trajectory for ln in read_jsonl(DATA / name) if ln.trajectory]
         for start in range(0, len(trajs), 128):
-            rt.memory.ingest(namespace="default", trajectories=trajs[start : start + 128])
+            rt.ingest.ingest(namespace="default", trajectories=trajs[start : start + 128])
     lessons = rt.lessons.list("default")
     learned = [r for r in lessons if r.source == "learned"]
-    events = rt.store.events("default", type_=None, since=None, until=None, after_id=None, limit=100_000)
+    events = rt.events.page("default", type_=None, since=None, until=None, after_id=None, limit=100_000)
     counts: dict[str, int] = {}
     for e in events:
         counts[e.type] = counts.get(e.type, 0) + 1

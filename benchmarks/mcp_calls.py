@@ -48,7 +48,7 @@ def prepare(workdir: Path, embedder: Embedder) -> tuple[Settings, list[str], lis
     runtime = Runtime(settings, embedder=embedder).start(background=False)
     try:
         runs = [ln.trajectory for ln in read_jsonl(DATA / "webcanvas.jsonl") if ln.trajectory]
-        runtime.memory.ingest(namespace="default", trajectories=runs)
+        runtime.ingest.ingest(namespace="default", trajectories=runs)
     finally:
         runtime.close()
     queries = [ln.trajectory for ln in read_jsonl(DATA / "online_mind2web_abp.jsonl") if ln.trajectory][:50]

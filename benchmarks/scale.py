@@ -30,7 +30,7 @@ from ems_service.db import upgrade
 from ems_service.embedded import ServeProcess
 from ems_service.index.faiss import snapshot_path
 from ems_service.index.faiss.snapshot import files as snapshot_files
-from ems_service.store import Store
+from ems_service.repositories import Database, EpisodeRepository, IndexFeed
 
 
 def _env(work: Path) -> dict[str, str]:
@@ -71,8 +71,8 @@ def seed(work: Path, embedder: Embedder) -> int:
         for name in DEV_FILES:
             trajs = [ln.trajectory for ln in read_jsonl(DATA / name) if ln.trajectory]
             for i in range(0, len(trajs), 200):
-                rt.memory.ingest(namespace="default", trajectories=trajs[i : i + 200])
-        return rt.store.count("default")
+                rt.ingest.ingest(namespace="default", trajectories=trajs[i : i + 200])
+        return rt.episodes.count("default")
     finally:
         rt.close()
 
@@ -194,7 +194,8 @@ def run(embedder: Embedder, sizes: list[int], *, coach_sizes: tuple[int, ...] = 
         seeded = seed(work, embedder)
         log(f"seeded {seeded} dev episodes in {time.perf_counter() - t:.0f}s")
         texts, coach = workload()
-        store = Store(_env(work)["EMS_DATABASE_URL"])
+        db = Database(_env(work)["EMS_DATABASE_URL"])
+        store = IndexFeed(db, EpisodeRepository(db))  # what benchmarks/data.py fills
         results = {"data": f"{seeded} ingested dev episodes, then copies of their rows: {REPLICATED}",
                    "workers": 1, "sizes": []}
         for n in sorted(sizes):
@@ -209,7 +210,7 @@ def run(embedder: Embedder, sizes: list[int], *, coach_sizes: tuple[int, ...] = 
             row["http"] = http(work, texts, coach, with_coach=n in coach_sizes, concurrency=n == concurrency_size)
             log(f"http at {n:,} done")
             results["sizes"].append(row)
-        store.close()
+        db.close()
         return results
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -116,7 +116,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
             runtime.close()
 
     from ems_service import mcp_server
-    from ems_service.routes import admin, coach, episodes, memory, search, system
+    from ems_service.routes import admin, coaching, episodes, memory, search, system
 
     app = FastAPI(
         title="WebCoach EMS",
@@ -144,7 +144,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(system.router)
     app.include_router(episodes.router)
     app.include_router(search.router)
-    app.include_router(coach.router)
+    app.include_router(coaching.router)
     app.include_router(memory.router)
     app.include_router(admin.router)
     app.add_middleware(RequestContext, limits=settings.limits)

@@ -102,11 +102,11 @@ def db_upgrade(
 def _keyring():  # noqa: ANN202 - ems_service.keys.KeyRing
     from ems_service.db import check_schema
     from ems_service.keys import KeyRing
-    from ems_service.store import Store
+    from ems_service.repositories import Database, KeyRepository
 
-    store = Store(_settings().database_url)
-    check_schema(store.engine)
-    return KeyRing(store)
+    db = Database(_settings().database_url)
+    check_schema(db.engine)
+    return KeyRing(KeyRepository(db))
 
 
 @keys_app.command("create")
@@ -229,7 +229,7 @@ def ingest(
                     if force_source:
                         for _, trajectory in good:
                             trajectory.source = source  # type: ignore[assignment]  # --source is a free string: never checked against Source
-                    results = runtime.memory.ingest(namespace=namespace, trajectories=[t for _, t in good])
+                    results = runtime.ingest.ingest(namespace=namespace, trajectories=[t for _, t in good])
                     for (ln, _), res in zip(good, results, strict=True):
                         if res.error:
                             rejected.append((path.name, ln.number, res.error.detail))
@@ -253,21 +253,24 @@ def export(
     namespace: str = typer.Option("default", help="namespace to export"),
 ) -> None:
     """Write a namespace's raw (redacted) trajectories with their current labels, one per line."""
+    from ems_service.repositories import EpisodeFilter
     from ems_service.runtime import Runtime
-    from ems_service.store import EpisodeFilter, unpack_trajectory
 
     runtime = Runtime(_settings()).start(background=False)
     n = 0
     try:
         with open(file, "w", encoding="utf-8") as out, _progress() as progress:
-            task = progress.add_task(f"export {namespace}", total=runtime.store.count(namespace))
+            task = progress.add_task(f"export {namespace}", total=runtime.episodes.count(namespace))
             cursor = None
             while True:
-                page = runtime.store.list(namespace, EpisodeFilter(), after_id=cursor, limit=500)
+                page = runtime.episodes.page(namespace, EpisodeFilter(), after_id=cursor, limit=500)
                 if not page:
                     break
+                runs = runtime.episodes.trajectories(namespace, [rec.id for rec in page])
                 for rec in page:
-                    t = unpack_trajectory(rec.trajectory)
+                    if rec.id not in runs:
+                        continue  # deleted since the page was read
+                    t = runs[rec.id]
                     t.outcome.success, t.outcome.label_source = rec.success, cast("LabelSource", rec.label_source)
                     t.outcome.verified = bool(rec.verified)
                     t.tags = dict(t.tags) | {"exported_episode_id": str(rec.id)}
@@ -338,17 +341,17 @@ def search(
 
     runtime = Runtime(_settings()).start(background=False)
     try:
-        hits = runtime.memory.search(namespace=namespace, text=text, k=k, domain=domain, touch=False)
+        hits = runtime.retrieval.search(namespace=namespace, text=text, k=k, domain=domain, touch=False)
     finally:
         runtime.close()
     if as_json:
-        typer.echo(json.dumps([{"id": h.record.id, "similarity": round(h.similarity, 4), "domain": h.record.domain,
-                                "task": h.record.task, "success": h.record.success} for h in hits], indent=2))
+        typer.echo(json.dumps([{"id": h.episode.id, "similarity": round(h.similarity, 4), "domain": h.episode.domain,
+                                "task": h.episode.task, "success": h.episode.success} for h in hits], indent=2))
         return
     table = Table("id", "sim", "domain", "success", "task")
     for h in hits:
-        table.add_row(str(h.record.id), f"{h.similarity:.3f}", h.record.domain or "", str(h.record.success),
-                      h.record.task[:80])
+        table.add_row(str(h.episode.id), f"{h.similarity:.3f}", h.episode.domain or "", str(h.episode.success),
+                      h.episode.task[:80])
     Console().print(table)
 
 
@@ -369,7 +372,7 @@ def calibrate(
             def tick(done: int, total: int) -> None:
                 progress.update(task, completed=done, total=total)
 
-            metrics = runtime.coach.calibrate(namespace=namespace, max_episodes=max_episodes, progress=tick)
+            metrics = runtime.risk.calibrate(namespace=namespace, max_episodes=max_episodes, progress=tick)
     except (CannotFit, NotReady) as exc:
         console.print(f"[red]cannot fit:[/red] {exc.detail}")
         raise typer.Exit(1) from exc
@@ -444,7 +447,7 @@ def stats(namespace: str = typer.Option("default")) -> None:
 
     runtime = Runtime(_settings()).start(background=False)
     try:
-        typer.echo(json.dumps(runtime.memory.stats(namespace=namespace), indent=2))
+        typer.echo(json.dumps(runtime.catalog.stats(namespace=namespace), indent=2))
     finally:
         runtime.close()
 

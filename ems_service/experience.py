@@ -6,15 +6,12 @@ import re
 from collections import Counter
 from datetime import datetime
 
-from sqlalchemy import select
-
 from condenser import classify_intent, domain_of, url_pattern
 from condenser.redact import redact_text
 from condenser.sites import registrable_domain
 from ems_service.errors import BadRequest, Conflict
 from ems_service.limits import Limits
-from ems_service.store import Store, aware, utcnow
-from ems_service.tables import EpisodeRecord, FactRecord
+from ems_service.repositories import EpisodeRepository, FactRepository, Facts, aware, utcnow
 
 HALF_LIFE_DAYS = 60.0
 TIERS = [("P1", 0.85), ("P2", 0.60), ("P3", 0.40)]
@@ -87,8 +84,9 @@ def confidence_of(successes: list[datetime], failures: list[datetime], now: date
 class ExperienceService:
     """Replay tiers for known tasks on known sites, from the same episodes (only verified ones set a tier)."""
 
-    def __init__(self, store: Store, *, limits: Limits) -> None:
-        self.store = store
+    def __init__(self, *, episodes: EpisodeRepository, facts: FactRepository, limits: Limits) -> None:
+        self.episodes = episodes
+        self.facts = facts
         self.limits = limits  # a merged list's length (EMS_LIMITS__MAX_ITEMS): only the stored entry can tell it
 
     def experience(self, namespace: str, *, url: str, intent: str | None, now: datetime | None = None) -> dict:
@@ -99,16 +97,12 @@ class ExperienceService:
         site = registrable_domain(domain)
         query_pattern = url_pattern(url) or domain + "/"
         wanted = classify_intent(intent) if intent else None
-        with self.store.session() as s:
-            # the same host, a parent or a child of it, and always the same registrable domain (a query for a
-            # public suffix such as `co.uk` is not every site under it)
-            rows = [r for r in s.scalars(select(EpisodeRecord).where(EpisodeRecord.namespace == namespace))
-                    if r.domain and (domain == r.domain or domain.endswith("." + r.domain) or r.domain.endswith("." + domain))
-                    and registrable_domain(r.domain) == site]
-            facts = s.scalar(select(FactRecord).where(FactRecord.namespace == namespace, FactRecord.domain == domain,
-                                                      FactRecord.intent == (wanted or "other")))
-        if wanted:
-            rows = [r for r in rows if r.intent == wanted]
+        # the same host, a parent or a child of it (found in SQL), and always the same registrable domain (a query
+        # for a public suffix such as `co.uk` is not every site under it)
+        rows = [r for r in self.episodes.near(namespace, domain, intent=wanted)
+                if r.domain and (domain == r.domain or domain.endswith("." + r.domain) or r.domain.endswith("." + domain))
+                and registrable_domain(r.domain) == site]
+        facts = self.facts.get(namespace, domain=domain, intent=wanted or "other")
         known = sorted({r.url_pattern for r in rows if r.url_pattern and pattern_matches(r.url_pattern, query_pattern)},
                        key=lambda p: -len(_segments(p)))
         matched = known[0] if known and _segments(known[0]) else None
@@ -162,7 +156,7 @@ class ExperienceService:
         }
 
     def merge_facts(self, namespace: str, *, domain: str, intent: str, facts: dict[str, list[str]],
-                    verify: bool = False) -> FactRecord:
+                    verify: bool = False) -> Facts:
         """Merge lists into the (domain, intent) entry, in one transaction with its event; a verified entry
         refuses merges (409), a list that would outgrow EMS_LIMITS__MAX_ITEMS refuses it (413), nothing written.
 
@@ -170,20 +164,14 @@ class ExperienceService:
         """
         dom = domain_of(domain) or domain.lower().strip()
         intent_ = classify_intent(intent)
-        with self.store.session() as s:
-            row = s.scalar(select(FactRecord).where(FactRecord.namespace == namespace, FactRecord.domain == dom,
-                                                    FactRecord.intent == intent_).with_for_update())
-            if row is not None and row.verified:
+
+        def merged(current: Facts | None) -> tuple[dict[str, list[str]], bool]:
+            if current is not None and current.verified:
                 raise Conflict(f"facts for ({dom}, {intent_}) are verified and can no longer be merged into")
-            merged = {k: dict.fromkeys(row.facts.get(k, []) if row is not None else []) for k in FACT_KEYS}
+            lists = {k: dict.fromkeys(current.facts.get(k, []) if current is not None else []) for k in FACT_KEYS}
             for key, values in facts.items():  # stored text: redacted like every stored field
-                merged[key].update(dict.fromkeys(redact_text(v) for v in values))
-                self.limits.merged_items(len(merged[key]), f"facts {key} for ({dom}, {intent_})")
-            if row is None:
-                row = FactRecord(namespace=namespace, domain=dom, intent=intent_, verified=False, updated_at=utcnow())
-                s.add(row)
-            row.facts = {k: list(v) for k, v in merged.items()}
-            row.verified = verify
-            row.updated_at = utcnow()
-            self.store.add_event(s, namespace, "facts_merged", {"domain": dom, "intent": intent_, "verified": verify})
-        return row
+                lists[key].update(dict.fromkeys(redact_text(v) for v in values))
+                self.limits.merged_items(len(lists[key]), f"facts {key} for ({dom}, {intent_})")
+            return {k: list(v) for k, v in lists.items()}, verify
+
+        return self.facts.merge(namespace, domain=dom, intent=intent_, merged=merged)

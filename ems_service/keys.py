@@ -10,13 +10,9 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
-
 from ems_service.auth import ROLES
 from ems_service.errors import BadRequest, NotFound
-from ems_service.store import Store, utcnow
-from ems_service.tables import ApiKeyRecord
+from ems_service.repositories import KeyRepository, StoredKey
 
 # fullmatch, never `$`: `$` also matches before a trailing newline ("fleet-a\n" was accepted)
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
@@ -39,7 +35,7 @@ class KeyInfo:
         return self.role == "admin"
 
 
-def _info(row: ApiKeyRecord, *, revoked: bool | None = None) -> KeyInfo:
+def _info(row: StoredKey, *, revoked: bool | None = None) -> KeyInfo:
     return KeyInfo(row.id, row.namespace, row.role, row.revoked_at is not None if revoked is None else revoked)
 
 
@@ -50,8 +46,8 @@ class KeyRing:
     table synchronously inside the middleware: a flood of random keys made a legitimate client's p50 ten times
     slower."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, keys: KeyRepository) -> None:
+        self.keys = keys
         self._cache: dict[str, tuple[str, KeyInfo]] = {}
         self._any = False
         self._lock = threading.Lock()
@@ -60,8 +56,7 @@ class KeyRing:
 
     def refresh(self) -> None:
         """Reload the key table (small: one row per key)."""
-        with self.store.session() as s:
-            rows = list(s.scalars(select(ApiKeyRecord)))
+        rows = self.keys.all()
         cache = {r.key_hash: (r.key_hash, _info(r)) for r in rows}
         with self._lock:
             self._cache, self._any = cache, bool(rows)
@@ -87,10 +82,7 @@ class KeyRing:
         check_namespace(namespace)
         check_role(role)
         key = "ems_" + secrets.token_urlsafe(32)
-        row = ApiKeyRecord(namespace=namespace, key_hash=hash_key(key), prefix=key[:10], role=role,
-                           created_at=utcnow())
-        with self.store.session() as s:
-            s.add(row)
+        row = self.keys.add(namespace=namespace, key_hash=hash_key(key), prefix=key[:10], role=role)
         self.refresh()
         return KeyInfo(row.id, namespace, role, False), key
 
@@ -99,39 +91,27 @@ class KeyRing:
         if len(key) < 16:
             raise BadRequest("EMS_ADMIN_KEY must be at least 16 characters")
         check_role(role)
-        digest = hash_key(key)
-        try:
-            with self.store.session() as s:
-                if s.scalar(select(ApiKeyRecord.id).where(ApiKeyRecord.key_hash == digest)) is None:
-                    s.add(ApiKeyRecord(namespace=namespace, key_hash=digest, prefix=key[:10], role=role,
-                                       created_at=utcnow()))
-        except IntegrityError:
-            pass  # another replica starting at the same moment created it
+        self.keys.add_if_missing(namespace=namespace, key_hash=hash_key(key), prefix=key[:10], role=role)
         self.refresh()
 
     def revoke(self, ident: str) -> KeyInfo:
         """Revoke a key by id, by its prefix, or by the key itself."""
-        with self.store.session() as s:
-            q = select(ApiKeyRecord)
-            if _ROW_ID.fullmatch(ident):
-                q = q.where(ApiKeyRecord.id == int(ident))
-            elif len(ident) > 16:
-                q = q.where(ApiKeyRecord.key_hash == hash_key(ident))
-            else:
-                q = q.where(ApiKeyRecord.prefix == ident)
-            rows = list(s.scalars(q))
-            if len(rows) != 1:
-                raise NotFound(f"no single key matches {ident[:10]!r}")
-            rows[0].revoked_at = rows[0].revoked_at or utcnow()
-            info = _info(rows[0], revoked=True)
+        if _ROW_ID.fullmatch(ident):
+            rows = self.keys.revoke_one(key_id=int(ident))
+        elif len(ident) > 16:
+            rows = self.keys.revoke_one(key_hash=hash_key(ident))
+        else:
+            rows = self.keys.revoke_one(prefix=ident)
+        if len(rows) != 1:
+            raise NotFound(f"no single key matches {ident[:10]!r}")
+        info = _info(rows[0], revoked=True)
         self.refresh()
         return info
 
     def list(self) -> list[dict]:
-        with self.store.session() as s:
-            return [{"id": r.id, "namespace": r.namespace, "prefix": r.prefix, "role": r.role, "admin": r.role == "admin",
-                     "created_at": r.created_at.isoformat(), "revoked": r.revoked_at is not None}
-                    for r in s.scalars(select(ApiKeyRecord).order_by(ApiKeyRecord.id))]
+        return [{"id": r.id, "namespace": r.namespace, "prefix": r.prefix, "role": r.role, "admin": r.role == "admin",
+                 "created_at": r.created_at.isoformat(), "revoked": r.revoked_at is not None}
+                for r in self.keys.all()]
 
 
 def check_namespace(namespace: str) -> None:

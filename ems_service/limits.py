@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Annotated, Any, ParamSpec, TypeVar, get_args, get_origin
 
 from fastapi import params
 from pydantic import BaseModel
@@ -133,21 +133,30 @@ class Limits:
                     self.text("max_tag_chars", item, f"{where}.{key[:40]}")
 
 
+def _injected(parameter: inspect.Parameter) -> bool:
+    """A parameter FastAPI fills in (`= Depends(...)` or `Annotated[..., Depends(...)]`), not the caller's input."""
+    if isinstance(parameter.default, params.Depends):
+        return True
+    annotation = parameter.annotation
+    return get_origin(annotation) is Annotated and any(isinstance(m, params.Depends) for m in get_args(annotation)[1:])
+
+
 def within_limits(route: Callable[P, R]) -> Callable[P, R]:
-    """Check a route's request body and its path and query values against `rt.limits` before the route runs.
+    """Check a route's request body and its path and query values against its `limits` argument before the route
+    runs.
 
     A wrapper rather than a FastAPI dependency: the MCP tools call the route functions themselves, and a
-    dependency would hold only HTTP callers to the limits. Parameters FastAPI injects (`Depends`) are not the
+    dependency would hold only HTTP callers to the limits. Parameters FastAPI injects (dependencies) are not the
     caller's input and are skipped; a model is walked field by field, a plain value checked under its name.
     """
-    parameters = inspect.signature(route).parameters
+    parameters = inspect.signature(route, eval_str=True).parameters
     names = list(parameters)  # FastAPI passes keywords; the MCP tools pass the first ones by position
-    injected = {name for name, p in parameters.items() if isinstance(p.default, params.Depends)}
+    injected = {name for name, p in parameters.items() if _injected(p)}
 
     @functools.wraps(route)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
         arguments: dict[str, Any] = dict(zip(names, args, strict=False)) | kwargs
-        limits: Limits = arguments["rt"].limits
+        limits: Limits = arguments["limits"]
         for name, value in arguments.items():
             if name in injected or value is None:
                 continue

@@ -6,9 +6,10 @@ REST, because the request passed the same middleware), stdio in-process on this 
 (`serve_stdio`, `webcoach mcp`), and stdio in front of a running service (`serve_stdio_proxy`, `webcoach mcp
 --url`: the service's own /mcp tools forwarded with its key, so the tools, limits and roles are the server's).
 
-Each tool calls the REST route function of the same operation with the caller's runtime, namespace and role: the
-routes are the use cases with their limit checks and response shapes, so a tool answers exactly what REST answers
-and refuses what REST refuses (`LimitExceeded: ...` as a tool error instead of a 413).
+Each tool calls the REST route function of the same operation with the services that route takes (picked from the
+runtime, as the routes' dependencies pick them), the caller's namespace and role: the routes are the use cases with
+their limit checks and response shapes, so a tool answers exactly what REST answers and refuses what REST refuses
+(`LimitExceeded: ...` as a tool error instead of a 413).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ems_service.config import Settings
 from ems_service.dataset import describe_validation_error
 from ems_service.errors import EMSError, NotReady
 from ems_service.middleware import bad_text
-from ems_service.routes import coach as coach_routes
+from ems_service.routes import coaching as coaching_routes
 from ems_service.routes import episodes as episode_routes
 from ems_service.routes import memory as memory_routes
 from ems_service.routes import search as search_routes
@@ -91,7 +92,8 @@ def build_server(identify: Identify) -> MCPServer:
         similarity, domain, success, summary and failure categories. Use before a task to see how similar tasks
         went; `domain` keeps one site, `success` only successes (true) or failures (false)."""
         return call(ctx, {"text": text, "domain": domain}, lambda rt, ns, role: search_routes.search(
-            SearchRequest(text=text, k=k, domain=domain, success=success), rt=rt, namespace=ns))
+            SearchRequest(text=text, k=k, domain=domain, success=success), retrieval=rt.retrieval, namespace=ns,
+            limits=rt.limits))
 
     @server.tool(structured_output=True)
     def get_coaching(ctx: Context, task: str, steps: StepList, start_url: str | None = None,
@@ -100,9 +102,9 @@ def build_server(identify: Identify) -> MCPServer:
         act on it only when `intervene` is true (`advice`, `system_message`, `error_to_avoid` say what to change).
         For a live run prefer start_session + add_steps, which also avoid repeating advice."""
         run = {"task": task, "steps": steps, "start_url": start_url}
-        return call(ctx, run, lambda rt, ns, role: coach_routes.coach(
+        return call(ctx, run, lambda rt, ns, role: coaching_routes.coach(
             CoachRequest(trajectory=PartialRun(task=task, steps=steps, start_url=start_url), k=k),
-            Response(), rt=rt, namespace=ns))
+            Response(), coaching=rt.coaching, namespace=ns, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def start_session(ctx: Context, task: str, start_url: str | None = None, agent: str | None = None,
@@ -110,24 +112,25 @@ def build_server(identify: Identify) -> MCPServer:
         """Start tracking a live run; call once when a task begins. Returns `id`: pass it to add_steps and
         finish_session."""
         fields = {"task": task, "start_url": start_url, "agent": agent, "task_id": task_id}
-        return call(ctx, fields, lambda rt, ns, role: coach_routes.start_session(
-            SessionCreate.model_validate({k: v for k, v in fields.items() if v is not None}), rt=rt, namespace=ns))
+        return call(ctx, fields, lambda rt, ns, role: coaching_routes.start_session(
+            SessionCreate.model_validate({k: v for k, v in fields.items() if v is not None}), sessions=rt.sessions,
+            namespace=ns, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def add_steps(ctx: Context, session_id: str, steps: StepList) -> dict[str, Any]:
         """Report the steps taken since the last call (action, and url, error, observation when known). Returns
         `n_steps`, and `guidance` only when the coach sees trouble: then follow `guidance.advice`."""
-        return call(ctx, {"session_id": session_id, "steps": steps}, lambda rt, ns, role: coach_routes.append_steps(
-            session_id, StepsAppend(steps=steps), rt=rt, namespace=ns))
+        return call(ctx, {"session_id": session_id, "steps": steps}, lambda rt, ns, role: coaching_routes.append_steps(
+            session_id, StepsAppend(steps=steps), sessions=rt.sessions, namespace=ns, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def finish_session(ctx: Context, session_id: str, success: bool | None,
                        status: str | None = None) -> dict[str, Any]:
         """End a session with its outcome (success true or false; null when unknown). The run becomes an episode
         other agents learn from. Returns `episode_id`. Call once per session."""
-        return call(ctx, {"session_id": session_id, "status": status}, lambda rt, ns, role: coach_routes.finish(
-            session_id, FinishRequest(outcome=Outcome(success=success, status=status)), rt=rt, namespace=ns,
-            role=role))
+        return call(ctx, {"session_id": session_id, "status": status}, lambda rt, ns, role: coaching_routes.finish(
+            session_id, FinishRequest(outcome=Outcome(success=success, status=status)), sessions=rt.sessions,
+            namespace=ns, role=role, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def add_episode(ctx: Context, task: str, steps: StepList, success: bool | None,
@@ -141,8 +144,8 @@ def build_server(identify: Identify) -> MCPServer:
         fields = {"task": task, "steps": steps, "start_url": start_url, "agent": agent, "model": model,
                   "task_id": task_id, "outcome": {"success": success, "status": status, "label_source": label_source}}
         return call(ctx, fields, lambda rt, ns, role: episode_routes.ingest(
-            Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}), Response(), rt=rt,
-            namespace=ns, role=role))
+            Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}), Response(),
+            ingest=rt.ingest, namespace=ns, role=role, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def recall_lessons(ctx: Context, command: str | None = None, error: str | None = None,
@@ -152,16 +155,18 @@ def build_server(identify: Identify) -> MCPServer:
         for a system prompt. Returns `lessons`."""
         fields = {"command": command, "error": error, "domain": domain}
         if command is None and domain is None:
-            return call(ctx, fields, lambda rt, ns, role: memory_routes.lessons(tier=1, rt=rt, namespace=ns))
+            return call(ctx, fields, lambda rt, ns, role: memory_routes.lessons(
+                tier=1, lessons=rt.lessons, namespace=ns, limits=rt.limits))
         return call(ctx, fields, lambda rt, ns, role: memory_routes.recall(
-            memory_routes.RecallRequest(command=command, error=error, domain=domain), rt=rt, namespace=ns))
+            memory_routes.RecallRequest(command=command, error=error, domain=domain), lessons=rt.lessons, namespace=ns,
+            limits=rt.limits))
 
     @server.tool(structured_output=True)
     def get_experience(ctx: Context, url: str, intent: str | None = None) -> dict[str, Any]:
         """What the memory knows about a page: `tier` (P1 replay the known steps ... P5 nothing known),
         `confidence`, `steps` (P1/P2 only), `known_blockers` and `warnings`. Call before working on a URL."""
         return call(ctx, {"url": url, "intent": intent}, lambda rt, ns, role: memory_routes.experience(
-            url=url, intent=intent, rt=rt, namespace=ns))
+            url=url, intent=intent, experience=rt.experience, namespace=ns, limits=rt.limits))
 
     return server
 

@@ -10,13 +10,13 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
-    from ems_service.runtime import Runtime
+    from ems_service.index.base import VectorBackend
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 
 class Metrics:
-    """Counters and histograms the services update; gauges are read from the runtime at scrape time."""
+    """Counters and histograms the services update; gauges are read from the vector backend at scrape time."""
 
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
@@ -37,19 +37,19 @@ class Metrics:
         self.lesson_recalls = Counter("ems_lesson_recalls", "Lesson recalls", ["kind"], registry=r)
         self._gauges: Collector | None = None
 
-    def watch(self, runtime: Runtime) -> None:
-        """Expose gauges read from the runtime: episodes and index size/type per namespace, silence rate."""
+    def watch(self, vectors: VectorBackend) -> None:
+        """Expose gauges read at scrape time: episodes and vector backend per namespace, silence rate."""
         metrics = self
 
         class _Gauges:
             def collect(self) -> Iterator[GaugeMetricFamily]:
-                sizes = runtime.vectors.sizes()
+                sizes = vectors.sizes()
                 episodes = GaugeMetricFamily("ems_episodes", "Episodes in the index", labels=["namespace"])
                 kind = GaugeMetricFamily("ems_index_info", "Vector backend per namespace",
                                          labels=["namespace", "backend"])
                 for ns, n in sorted(sizes.items()):
                     episodes.add_metric([ns], n)
-                    kind.add_metric([ns, runtime.vectors.name], 1)
+                    kind.add_metric([ns, vectors.name], 1)
                 yield episodes
                 yield kind
                 calls = sum(s.value for m in metrics.coach_calls.collect() for s in m.samples if s.name.endswith("_total"))

@@ -1,4 +1,5 @@
-"""Runtime: builds the store, embedder, indexes and services once, and runs their maintenance loop."""
+"""Runtime: the composition root. Builds the repositories, embedder, vector backend and services once, bottom-up,
+handing each service the collaborators it calls; runs their maintenance loop."""
 
 from __future__ import annotations
 
@@ -8,19 +9,33 @@ import time
 from pathlib import Path
 
 from ems_service.batcher import BatchingEmbedder
-from ems_service.coaching import CoachService
+from ems_service.catalog import Catalog
+from ems_service.coaching import CoachingService
 from ems_service.config import Settings
 from ems_service.db import check_schema
 from ems_service.embeddings import Embedder
 from ems_service.experience import ExperienceService
 from ems_service.index import build_backend
+from ems_service.ingest import IngestService
 from ems_service.keys import KeyRing
 from ems_service.lessons import LessonService
 from ems_service.limits import Limits
 from ems_service.llm import build_llm
-from ems_service.service import MemoryService
+from ems_service.metrics import Metrics
+from ems_service.repositories import (
+    Database,
+    EpisodeRepository,
+    EventRepository,
+    FactRepository,
+    IndexFeed,
+    KeyRepository,
+    LessonRepository,
+    RiskModelRepository,
+    SessionRepository,
+)
+from ems_service.retrieval import RetrievalService
+from ems_service.risk import RiskModels
 from ems_service.sessions import SessionService
-from ems_service.store import Store
 from ems_service.threads import single_threaded_numpy_blas
 
 logger = logging.getLogger(__name__)
@@ -50,32 +65,46 @@ def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedd
 
 
 class Runtime:
-    """Everything one process needs; `create_app` and the CLI share it."""
+    """Everything one process needs, built once; `create_app`, the MCP server and the CLI share it. Routes never
+    see it: they receive the one service they call (ems_service.routes.deps)."""
 
     def __init__(self, settings: Settings, *, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.store = Store(settings.database_url)
-        check_schema(self.store.engine)
+        # repositories: all SQL
+        self.db = Database(settings.database_url)
+        check_schema(self.db.engine)
+        self.episodes = EpisodeRepository(self.db)
+        self.events = EventRepository(self.db)
         single_threaded_numpy_blas()
         cfg = settings.embedder
         self.embedder = BatchingEmbedder(embedder or build_embedder(settings), max_batch=cfg.max_batch,
                                          max_wait_s=cfg.batch_wait_ms / 1000)
-        self.vectors = build_backend(settings, self.store, model=self.embedder.name,
+        self.vectors = build_backend(settings, IndexFeed(self.db, self.episodes), model=self.embedder.name,
                                      dimension=self.embedder.dimension)
         self.llm = build_llm(settings.llm)
-        summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
-        self.memory = MemoryService(settings=settings, store=self.store, embedder=self.embedder, vectors=self.vectors,
-                                    summarize_fn=summarize_fn)
+        self.metrics = Metrics()
+        self.metrics.watch(self.vectors)
         self.limits = Limits(settings.limits)
-        self.coach = CoachService(settings=settings, memory=self.memory, llm=self.llm)
-        self.sessions = SessionService(memory=self.memory, coach=self.coach, limits=self.limits)
-        self.metrics = self.memory.metrics
-        self.metrics.watch(self)
-        self.lessons = LessonService(self.store, self.metrics)
-        self.keys = KeyRing(self.store)
-        self.experience = ExperienceService(self.store, limits=self.limits)
-        self.coach.lessons = self.lessons
-        self.memory.on_new_episodes.append(self._learn_lessons)
+        # services, bottom-up: each receives what it calls
+        self.retrieval = RetrievalService(episodes=self.episodes, vectors=self.vectors, embedder=self.embedder,
+                                          settings=settings)
+        self.risk = RiskModels(settings=settings.coach, models=RiskModelRepository(self.db), episodes=self.episodes,
+                               retrieval=self.retrieval)
+        self.lessons = LessonService(lessons=LessonRepository(self.db), events=self.events, metrics=self.metrics)
+        summarize_fn = self.llm.summarize if self.llm is not None and settings.llm.use_for_summaries else None
+        self.ingest = IngestService(episodes=self.episodes, vectors=self.vectors, embedder=self.embedder,
+                                    index=settings.index, metrics=self.metrics, exclusive=self.db.exclusive,
+                                    flush_touches=self.retrieval.flush_touches, summarize_fn=summarize_fn,
+                                    learn_lessons=self.lessons.learn_many, count_new=self.risk.count_new)
+        self.catalog = Catalog(episodes=self.episodes, vectors=self.vectors, embedder=self.embedder,
+                               index=settings.index)
+        self.coaching = CoachingService(settings=settings.coach, retrieval=self.retrieval, risk=self.risk,
+                                        metrics=self.metrics, recall_lessons=self.lessons.recall_texts,
+                                        llm=self.llm if settings.llm.use_for_guidance else None)
+        self.sessions = SessionService(sessions=SessionRepository(self.db), coaching=self.coaching,
+                                       ingest=self.ingest, limits=self.limits, settings=settings.coach)
+        self.keys = KeyRing(KeyRepository(self.db))
+        self.experience = ExperienceService(episodes=self.episodes, facts=FactRepository(self.db), limits=self.limits)
         self._last_prune = 0.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -85,7 +114,7 @@ class Runtime:
 
     def start(self, *, background: bool = True) -> Runtime:
         """Open every namespace's index (snapshot + catch-up, or rebuild) and start maintenance."""
-        self.read_only = self.store.detect_standby()
+        self.read_only = self.db.detect_standby()
         self.vectors.start()
         self.keys.refresh()
         if self.read_only:
@@ -107,9 +136,9 @@ class Runtime:
         """One round of background work: flush retrieval counts, write changed index snapshots."""
         self.vectors.maintain()
         if self.read_only:
-            self.memory.drop_touches()  # a standby keeps no retrieval counts
+            self.retrieval.drop_touches()  # a standby keeps no retrieval counts
             return
-        self.memory.flush_touches()
+        self.retrieval.flush_touches()
         self.sessions.expire()
         if time.time() - self._last_prune > 86400:
             self._prune()
@@ -117,12 +146,6 @@ class Runtime:
     def _prune(self) -> None:
         self._last_prune = time.time()
         self.lessons.prune()
-
-    def _learn_lessons(self, namespace: str, episodes: list) -> None:  # condenser Episodes
-        try:
-            self.lessons.learn_many(namespace, [episode.trajectory for episode in episodes])
-        except Exception:  # lessons are derived data; never fail an acknowledged ingest
-            logger.exception("lesson extraction failed for an ingest batch of %d episodes", len(episodes))
 
     def _follow_loop(self) -> None:
         while not self._stop.wait(self.settings.replica.follow_every_s):
@@ -146,7 +169,7 @@ class Runtime:
         """Stop maintenance, flush and snapshot, release the database."""
         self.ready = False
         self._stop.set()
-        self.coach.close()
+        self.risk.close()
         for thread in (self._thread, self._follower):
             if thread is not None:
                 thread.join(timeout=10)
@@ -156,4 +179,4 @@ class Runtime:
             logger.exception("final maintenance failed")
         if self.llm is not None:
             self.llm.close()
-        self.store.close()
+        self.db.close()

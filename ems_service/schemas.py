@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from coach import Guidance, PartialRun
 from condenser import Outcome, Step, Trajectory
 from ems_service.errors import BadRequest
-from ems_service.tables import EpisodeRecord
+from ems_service.repositories import StoredEpisode
 
 EpisodeCreate = Trajectory
 
@@ -94,7 +94,7 @@ class EpisodeRead(BaseModel):
     trajectory: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, record: EpisodeRecord, *, trajectory: dict[str, Any] | None = None) -> EpisodeRead:
+    def of(cls, record: StoredEpisode, *, trajectory: dict[str, Any] | None = None) -> EpisodeRead:
         fields = {name: getattr(record, name) for name in cls.model_fields if name != "trajectory"}
         return cls(**fields, trajectory=trajectory)
 
@@ -135,6 +135,11 @@ class SearchResult(BaseModel):
     error_patterns: list[str]
     task_id: str | None
     source: str
+
+    @classmethod
+    def of(cls, episode: StoredEpisode, similarity: float) -> SearchResult:
+        fields = {name: getattr(episode, name) for name in cls.model_fields if name != "similarity"}
+        return cls(**fields, similarity=round(similarity, 6))
 
 
 class SearchResponse(BaseModel):

@@ -9,19 +9,17 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
-
-from sqlalchemy import delete, or_, select
+from typing import Any, Protocol
 
 from coach import Guidance, PartialRun, advice_key
 from condenser import Outcome, Step, Trajectory
 from condenser.redact import redact_trajectory
-from ems_service.coaching import CoachService, CoachTimings
+from ems_service.coaching import CoachTimings
+from ems_service.config import CoachSettings
 from ems_service.errors import Conflict, SessionNotFound
+from ems_service.ingest import IngestResult
 from ems_service.limits import Limits
-from ems_service.service import IngestResult, MemoryService
-from ems_service.store import aware, utcnow
-from ems_service.tables import SessionRecord
+from ems_service.repositories import LiveSession, SessionRepository, aware, utcnow
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +31,16 @@ def _trace_point(n_steps: int, guidance: Guidance) -> dict:
     return point
 
 
-def risk_trace(record: SessionRecord) -> list[dict]:
+class Coaching(Protocol):
+    def guide(self, *, namespace: str, run: PartialRun, exclude_task_id: str | None = None,
+              recent_advice: list[tuple[int, str]] | None = None) -> tuple[Guidance, CoachTimings]: ...
+
+
+class Ingest(Protocol):
+    def ingest(self, *, namespace: str, trajectories: list[Trajectory], role: str = "admin") -> list[IngestResult]: ...
+
+
+def risk_trace(record: LiveSession) -> list[dict]:
     """The coach's verdict each time steps arrived: `{n_steps, risk, intervene[, advice, signals]}`, oldest first.
     Kept as it was given (recomputing it later would answer with today's memory, not what the agent was told);
     one point per append, so it is bounded by EMS_LIMITS__MAX_STEPS."""
@@ -46,12 +53,13 @@ class SessionService:
     The steps handed in are within the limits (the edge checked them); what only the stored run can tell, its
     growing step count and size, is checked here with `limits`."""
 
-    def __init__(self, *, memory: MemoryService, coach: CoachService, limits: Limits) -> None:
-        self.memory = memory
-        self.coach = coach
+    def __init__(self, *, sessions: SessionRepository, coaching: Coaching, ingest: Ingest, limits: Limits,
+                 settings: CoachSettings) -> None:
+        self.sessions = sessions
+        self.advisor = coaching  # objects, not bound methods: tracing wraps their methods after construction
+        self.ingest = ingest
         self.limits = limits
-        self.store = memory.store
-        self.settings = memory.settings
+        self.settings = settings  # EMS_COACH__SESSION_TTL_S, read when used
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
 
@@ -67,46 +75,41 @@ class SessionService:
                 self._forget([session_id])
                 raise
 
-    def _load(self, s, namespace: str, session_id: str, *, for_update: bool = False) -> SessionRecord:  # noqa: ANN001
-        q = select(SessionRecord).where(SessionRecord.id == session_id, SessionRecord.namespace == namespace)
-        record = s.scalar(q.with_for_update() if for_update else q)
-        ttl = timedelta(seconds=self.settings.coach.session_ttl_s)
-        if record is None or (record.status == "open" and aware(record.updated_at) < utcnow() - ttl):
+    @property
+    def ttl(self) -> timedelta:
+        return timedelta(seconds=self.settings.session_ttl_s)
+
+    def _live(self, record: LiveSession | None, session_id: str) -> LiveSession:
+        """The session, unless it is missing or open and idle past the TTL (SessionNotFound, 404)."""
+        if record is None or (record.status == "open" and aware(record.updated_at) < utcnow() - self.ttl):
             raise SessionNotFound(f"session {session_id} does not exist in this namespace or has expired")
         return record
 
-    def start(self, *, namespace: str, run: PartialRun) -> SessionRecord:
+    def start(self, *, namespace: str, run: PartialRun) -> LiveSession:
         """Open a session for a run (it may already carry its first steps)."""
         now = utcnow()
         run = redact_trajectory(run)  # a live run is stored too: secrets never reach the sessions table
-        record = SessionRecord(
+        record = LiveSession(
             id=str(uuid.uuid4()), namespace=namespace, trajectory=run.model_dump(mode="json", exclude_none=True),
-            n_steps=len(run.steps), status="open", advice_log=[], last_guidance=None, created_at=now, updated_at=now,
+            n_steps=len(run.steps), status="open", advice_log=[], last_guidance=None, episode_id=None,
+            created_at=now, updated_at=now,
         )
-        with self.store.session() as s:
-            s.add(record)
+        self.sessions.create(record)
         return record
 
-    def get(self, *, namespace: str, session_id: str) -> SessionRecord:
-        with self.store.session() as s:
-            return self._load(s, namespace, session_id)
+    def get(self, *, namespace: str, session_id: str) -> LiveSession:
+        return self._live(self.sessions.get(namespace, session_id), session_id)
 
-    def recent(self, *, namespace: str, limit: int) -> list[SessionRecord]:
+    def recent(self, *, namespace: str, limit: int) -> list[LiveSession]:
         """The namespace's sessions, most recently active first: open and finished ones, never an open one past
         its idle TTL (`get` would not find it either)."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.coach.session_ttl_s)
-        with self.store.session() as s:
-            return list(s.scalars(
-                select(SessionRecord)
-                .where(SessionRecord.namespace == namespace,
-                       or_(SessionRecord.status != "open", SessionRecord.updated_at >= cutoff))
-                .order_by(SessionRecord.updated_at.desc(), SessionRecord.id).limit(limit)))
+        return self.sessions.recent(namespace, active_after=utcnow() - self.ttl, limit=limit)
 
     def _guide(self, namespace: str, run: PartialRun, advice_log: list) -> tuple[Guidance, CoachTimings]:
         recent = [(int(t), str(k)) for t, k in advice_log]
-        return self.coach.coach(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
+        return self.advisor.guide(namespace=namespace, run=run, exclude_task_id=run.task_id, recent_advice=recent)
 
-    def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[SessionRecord, Guidance]:
+    def append(self, *, namespace: str, session_id: str, steps: list[Step]) -> tuple[LiveSession, Guidance]:
         """Add steps, coach the run so far, remember what was advised (cooldown). The steps are held to the same
         limits as a posted run (every field at the edge; the run's step count and size here, once the stored run
         is known), so a session can always be finished.
@@ -117,15 +120,14 @@ class SessionService:
         """
         with self._locked(session_id):
             for _ in range(5):
-                with self.store.session() as s:
-                    record = self._load(s, namespace, session_id)
-                    if record.status != "open":
-                        self._forget([session_id])
-                        raise Conflict(f"session {session_id} is finished; start a new session")
-                    self.limits.session_steps(record.n_steps + len(steps))
-                    seen = record.n_steps
-                    trajectory = dict(record.trajectory)
-                    advice_log = list(record.advice_log)
+                record = self.get(namespace=namespace, session_id=session_id)
+                if record.status != "open":
+                    self._forget([session_id])
+                    raise Conflict(f"session {session_id} is finished; start a new session")
+                self.limits.session_steps(record.n_steps + len(steps))
+                seen = record.n_steps
+                trajectory = dict(record.trajectory)
+                advice_log = list(record.advice_log)
                 trajectory["steps"] = list(trajectory.get("steps", [])) + [
                     st.model_dump(mode="json", exclude_none=True) for st in steps]
                 # redacted as a whole: a password typed now is also scrubbed from the earlier steps
@@ -136,8 +138,8 @@ class SessionService:
                 guidance, _ = self._guide(namespace, run, advice_log)
                 if guidance.intervene:
                     advice_log.append([n_steps, advice_key(guidance)])
-                with self.store.session() as s:
-                    row = self._load(s, namespace, session_id, for_update=True)
+                with self.sessions.editing(namespace, session_id) as locked:
+                    row = self._live(locked, session_id)
                     if row.n_steps != seen or row.status != "open":
                         continue  # changed meanwhile: redo on the new state
                     row.trajectory, row.n_steps, row.advice_log = trajectory, n_steps, advice_log
@@ -157,7 +159,7 @@ class SessionService:
         return guidance
 
     def finish(self, *, namespace: str, session_id: str, outcome: Outcome,
-               role: str = "admin") -> tuple[SessionRecord, IngestResult]:
+               role: str = "admin") -> tuple[LiveSession, IngestResult]:
         """Condense the finished run into an episode through the normal ingest path (dedup, limits, and the
         trust gate: a writer's verified claim is stored as an unverified self-report)."""
         with self._locked(session_id):
@@ -168,12 +170,12 @@ class SessionService:
             data = dict(record.trajectory) | {"outcome": outcome.model_dump(mode="json")}
             if not data.get("steps"):
                 raise Conflict("a session without steps cannot be finished into an episode")
-            result = self.memory.ingest(namespace=namespace, trajectories=[Trajectory.model_validate(data)],
+            result = self.ingest.ingest(namespace=namespace, trajectories=[Trajectory.model_validate(data)],
                                         role=role)[0]
             if result.error:
                 raise result.error
-            with self.store.session() as s:
-                row = self._load(s, namespace, session_id, for_update=True)
+            with self.sessions.editing(namespace, session_id) as locked:
+                row = self._live(locked, session_id)
                 row.status, row.episode_id, row.updated_at = "finished", result.id, utcnow()
                 record = row
         self._forget([session_id])  # a finished session only answers 409 from now on: no lock needed
@@ -187,12 +189,7 @@ class SessionService:
 
     def expire(self) -> int:
         """Delete sessions idle for longer than the TTL; returns how many."""
-        cutoff = utcnow() - timedelta(seconds=self.settings.coach.session_ttl_s)
-        with self.store.session() as s:
-            gone = list(s.scalars(select(SessionRecord.id).where(SessionRecord.updated_at < cutoff)))
-            n = 0
-            if gone:
-                n = s.execute(delete(SessionRecord).where(SessionRecord.id.in_(gone))).rowcount or 0  # type: ignore[attr-defined]  # a DELETE gives a CursorResult
+        gone, n = self.sessions.delete_idle(idle_before=utcnow() - self.ttl)
         self._forget(gone)
         if n:
             logger.info("sessions expired: %d", n)

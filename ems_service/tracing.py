@@ -11,9 +11,9 @@ OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, ...); a Tra
 already (an agent that embeds the service) is used as it is. Off, nothing is imported, wrapped or exported: the
 runtime's objects are the untouched originals and the request path gains no layer.
 
-Why instances are wrapped after construction: the Runtime builds the embedder, vector backend and store itself
-and the memory service calls `condense` directly, so `instrument` wraps what the runtime built (and the service
-module's `condense`), only when tracing is on. Every wrapper checks `_tracer` at call time, so an instance shared
+Why instances are wrapped after construction: the Runtime builds the embedder, vector backend and database itself
+and the ingest service calls `condense` directly, so `instrument` wraps what the runtime built (and the ingest
+module's `condense`), only when tracing is on; the services hold those objects, so they call the wrappers. Every wrapper checks `_tracer` at call time, so an instance shared
 with an untraced app (the tests' embedder) costs one attribute read.
 """
 
@@ -247,24 +247,25 @@ def _coach_result(out: Any) -> dict[str, object]:
 
 
 def instrument(runtime: Runtime) -> None:
-    """Wrap the runtime's embedder, vector backend, store engine, memory and coach in spans (tracing on only)."""
+    """Wrap the runtime's embedder, vector backend, database engine, ingest and coaching in spans (tracing on
+    only)."""
     if _tracer is None:
         return
-    from ems_service import service
+    from ems_service import ingest
 
-    memory, vectors, embedder = runtime.memory, runtime.vectors, runtime.embedder
+    service, vectors, embedder = runtime.ingest, runtime.vectors, runtime.embedder
     embedder.embed = _traced("embed", lambda texts, *a, **k: {"count": len(texts)})(embedder.embed)
     vectors.search = _traced("index", _index("search"), lambda hits: {"count": len(hits)})(vectors.search)
     vectors.add = _traced("index", _index("add"))(vectors.add)
     vectors.remove = _traced("index", _index("remove"))(vectors.remove)
-    memory.ingest = _traced("ingest", lambda namespace, trajectories, **k: {
-        "namespace": namespace, "count": len(trajectories)})(memory.ingest)
-    runtime.coach.coach = _traced("coach", lambda namespace, run, k=None, **kw: {
+    service.ingest = _traced("ingest", lambda namespace, trajectories, **k: {
+        "namespace": namespace, "count": len(trajectories)})(service.ingest)
+    runtime.coaching.guide = _traced("coach", lambda namespace, run, k=None, **kw: {
         "namespace": namespace, "k": k or runtime.settings.coach.k, "steps": len(run.steps)},
-        _coach_result)(runtime.coach.coach)
-    service.condense = _traced("condense", lambda trajectory, namespace=None, **k: {
-        "namespace": namespace, "steps": len(trajectory.steps)})(service.condense)
-    _trace_statements(runtime.store.engine)
+        _coach_result)(runtime.coaching.guide)
+    ingest.condense = _traced("condense", lambda trajectory, namespace=None, **k: {
+        "namespace": namespace, "steps": len(trajectory.steps)})(ingest.condense)
+    _trace_statements(runtime.db.engine)
 
 
 def _trace_statements(engine: Any) -> None:

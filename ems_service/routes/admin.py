@@ -9,8 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from ems_service.auth import require_admin
 from ems_service.limits import within_limits
-from ems_service.routes.deps import runtime
-from ems_service.runtime import Runtime
+from ems_service.routes.deps import Checked, Keys
 from ems_service.schemas import RowId
 
 router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)])
@@ -25,21 +24,21 @@ class KeyCreate(BaseModel):
 
 @router.post("/keys", status_code=201)
 @within_limits
-def create_key(body: KeyCreate, rt: Runtime = Depends(runtime)) -> dict:
+def create_key(body: KeyCreate, keys: Keys, limits: Checked) -> dict:
     """A new key for a namespace with a role (writer by default); the key is shown once."""
-    info, key = rt.keys.create(namespace=body.namespace, role=body.role, admin=body.admin)
+    info, key = keys.create(namespace=body.namespace, role=body.role, admin=body.admin)
     return {"id": info.id, "namespace": info.namespace, "role": info.role, "admin": info.admin, "key": key}
 
 
 @router.get("/keys")
-def list_keys(rt: Runtime = Depends(runtime)) -> dict:
+def list_keys(keys: Keys) -> dict:
     """Keys (prefixes only, never the keys)."""
-    return {"keys": rt.keys.list()}
+    return {"keys": keys.list()}
 
 
 @router.delete("/keys/{key_id}")
 @within_limits
-def revoke_key(key_id: RowId, rt: Runtime = Depends(runtime)) -> dict:
+def revoke_key(key_id: RowId, keys: Keys, limits: Checked) -> dict:
     """Revoke a key: its requests get 403 from now on."""
-    info = rt.keys.revoke(str(key_id))
+    info = keys.revoke(str(key_id))
     return {"id": info.id, "namespace": info.namespace, "revoked": True}

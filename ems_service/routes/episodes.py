@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Query, Response
 from pydantic import ValidationError
 
 from condenser import Trajectory
-from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
+from ems_service.auth import DOWNGRADE_NOTE
 from ems_service.dataset import describe_validation_error
 from ems_service.errors import LimitExceeded
 from ems_service.limits import within_limits
-from ems_service.routes.deps import runtime
-from ems_service.runtime import Runtime
+from ems_service.repositories import EpisodeFilter
+from ems_service.routes.deps import Checked, Episodes, Ingest, Namespace, Role
 from ems_service.schemas import (
     BatchItem,
     BatchRequest,
@@ -23,7 +23,6 @@ from ems_service.schemas import (
     RowId,
     parse_cursor,
 )
-from ems_service.store import EpisodeFilter, unpack_trajectory
 
 router = APIRouter(prefix="/v1", tags=["episodes"])
 
@@ -31,11 +30,11 @@ router = APIRouter(prefix="/v1", tags=["episodes"])
 @router.post("/episodes", status_code=201, response_model=IngestResponse,
              responses={200: {"model": IngestResponse, "description": "already stored: the existing id (deduplicated)"}})
 @within_limits
-def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtime),
-           namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> IngestResponse:
+def ingest(body: EpisodeCreate, response: Response, ingest: Ingest, namespace: Namespace, role: Role,
+           limits: Checked) -> IngestResponse:
     """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat).
     A writer key's verified claim is stored as an unverified self-report (`label_downgraded: true`)."""
-    result = rt.memory.ingest(namespace=namespace, trajectories=[body], role=role)[0]
+    result = ingest.ingest(namespace=namespace, trajectories=[body], role=role)[0]
     if result.error:
         raise result.error
     if result.deduplicated:
@@ -46,8 +45,8 @@ def ingest(body: EpisodeCreate, response: Response, rt: Runtime = Depends(runtim
 
 @router.post("/episodes:batch", response_model=BatchResponse)
 @within_limits
-def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
-                 namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> BatchResponse:
+def ingest_batch(body: BatchRequest, ingest: Ingest, namespace: Namespace, role: Role,
+                 limits: Checked) -> BatchResponse:
     """Store many trajectories (embedded in one batch), with one result per item, in order: `{id, deduplicated,
     label_downgraded}` or `{error}`. An item is checked, limited and stored on its own: a bad one never sinks
     the others, on either database. Only the batch's own limits (body size, item count) refuse it whole."""
@@ -56,14 +55,14 @@ def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
     for i, raw in enumerate(body.episodes):
         try:
             trajectory = Trajectory.model_validate(raw)
-            rt.limits.check(trajectory)  # an item is a run: the limits of POST /v1/episodes, item by item
+            limits.check(trajectory)  # an item is a run: the limits of POST /v1/episodes, item by item
         except ValidationError as exc:
             items[i] = BatchItem(error=describe_validation_error(exc))
         except LimitExceeded as exc:
             items[i] = BatchItem(error=exc.detail)
         else:
             valid.append((i, trajectory))
-    results = rt.memory.ingest(namespace=namespace, trajectories=[t for _, t in valid], role=role)
+    results = ingest.ingest(namespace=namespace, trajectories=[t for _, t in valid], role=role)
     for (i, _), res in zip(valid, results, strict=True):
         items[i] = (BatchItem(error=res.error.detail) if res.error else
                     BatchItem(id=res.id, deduplicated=res.deduplicated, label_downgraded=res.label_downgraded))
@@ -72,11 +71,12 @@ def ingest_batch(body: BatchRequest, rt: Runtime = Depends(runtime),
 
 @router.get("/episodes/{episode_id}", response_model=EpisodeRead)
 @within_limits
-def get_episode(episode_id: RowId, include_trajectory: bool = False, rt: Runtime = Depends(runtime),
-                namespace: str = Depends(namespace_of)) -> EpisodeRead:
+def get_episode(episode_id: RowId, episodes: Episodes, namespace: Namespace, limits: Checked,
+                include_trajectory: bool = False) -> EpisodeRead:
     """One episode; `include_trajectory=true` adds the stored (redacted) raw trajectory."""
-    record = rt.memory.get(namespace=namespace, episode_id=episode_id)
-    trajectory = unpack_trajectory(record.trajectory).model_dump(mode="json") if include_trajectory else None
+    record = episodes.get(namespace=namespace, episode_id=episode_id)
+    trajectory = (episodes.trajectory(namespace=namespace, episode_id=episode_id).model_dump(mode="json")
+                  if include_trajectory else None)
     return EpisodeRead.of(record, trajectory=trajectory)
 
 
@@ -88,12 +88,14 @@ def list_episodes(
     source: str | None = Query(None, pattern="^(self|seed|import)$"),
     cursor: str | None = Query(None, description="next_cursor of the previous page"),
     limit: int = Query(50, ge=1),
-    rt: Runtime = Depends(runtime),
-    namespace: str = Depends(namespace_of),
+    *,
+    episodes: Episodes,
+    namespace: Namespace,
+    limits: Checked,
 ) -> EpisodePage:
     """Episodes in id order, filtered, one page at a time."""
     after = parse_cursor(cursor)
-    records = rt.memory.list(namespace=namespace, flt=EpisodeFilter(domain, success, source), cursor=after,
+    records = episodes.page(namespace=namespace, flt=EpisodeFilter(domain, success, source), cursor=after,
                              limit=limit + 1)
     page = records[:limit]
     next_cursor = str(page[-1].id) if len(records) > limit else None
@@ -102,7 +104,7 @@ def list_episodes(
 
 @router.delete("/episodes/{episode_id}", status_code=204)
 @within_limits
-def delete_episode(episode_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Response:
+def delete_episode(episode_id: RowId, ingest: Ingest, namespace: Namespace, limits: Checked) -> Response:
     """Delete an episode's row and vector."""
-    rt.memory.delete(namespace=namespace, episode_id=episode_id)
+    ingest.delete(namespace=namespace, episode_id=episode_id)
     return Response(status_code=204)

@@ -9,12 +9,11 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from condenser.models import reject_nul
-from ems_service.auth import DOWNGRADE_NOTE, may_vouch, namespace_of, require_verifier, role_of
+from ems_service.auth import DOWNGRADE_NOTE, may_vouch, require_verifier
 from ems_service.limits import within_limits
-from ems_service.routes.deps import runtime
-from ems_service.runtime import Runtime
+from ems_service.repositories import Lesson as StoredLesson
+from ems_service.routes.deps import Checked, Events, Experience, Ingest, Lessons, Namespace, Role
 from ems_service.schemas import EpisodeRead, Notes, RowId, UtcDatetime, parse_cursor
-from ems_service.tables import LessonRecord
 
 router = APIRouter(prefix="/v1", tags=["memory"])
 
@@ -35,7 +34,7 @@ class Lesson(BaseModel):
                                        "admin promotes it")
 
     @classmethod
-    def of(cls, r: LessonRecord) -> Lesson:
+    def of(cls, r: StoredLesson) -> Lesson:
         return cls(**{k: getattr(r, k) for k in cls.model_fields})
 
 
@@ -122,21 +121,22 @@ class EventPage(BaseModel):
 
 @router.get("/lessons", response_model=LessonList)
 @within_limits
-def lessons(tier: int | None = Query(None, ge=1, le=1, description="1: the tier-1 set for a system prompt"),
-            rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> LessonList:
+def lessons(lessons: Lessons, namespace: Namespace, limits: Checked,
+            tier: int | None = Query(None, ge=1, le=1, description="1: the tier-1 set for a system prompt"),
+            ) -> LessonList:
     """All lessons, or (tier=1) at most ten for an agent's system prompt: seeds first, then the most used."""
-    rows = rt.lessons.tier1(namespace) if tier == 1 else rt.lessons.list(namespace)
+    rows = lessons.tier1(namespace) if tier == 1 else lessons.list(namespace)
     return LessonList(lessons=[Lesson.of(r) for r in rows])
 
 
 @router.post("/lessons", status_code=201, response_model=LessonAdded)
 @within_limits
-def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
-               role: str = Depends(role_of)) -> LessonAdded:
+def add_lesson(body: LessonCreate, lessons: Lessons, namespace: Namespace, role: Role,
+               limits: Checked) -> LessonAdded:
     """Add a lesson by hand (e.g. a site-specific one). It is checked like a stored run (no role markup or
     instruction phrases: 422; secrets redacted); a writer's lesson stays out of tier 1 until a verifier or admin
     promotes it."""
-    row = rt.lessons.add(namespace, lesson=body.lesson, category=body.category, domain=body.domain,
+    row = lessons.add(namespace, lesson=body.lesson, category=body.category, domain=body.domain,
                          failed_command=body.failed_command, error=body.error, approved=may_vouch(role))
     notes = [] if row.approved else ["kept out of tier 1 until a verifier or admin key promotes it "
                                      f"(POST /v1/lessons/{row.id}/promote)"]
@@ -145,41 +145,41 @@ def add_lesson(body: LessonCreate, rt: Runtime = Depends(runtime), namespace: st
 
 @router.post("/lessons/{lesson_id}/promote", response_model=Lesson, dependencies=[Depends(require_verifier)])
 @within_limits
-def promote_lesson(lesson_id: RowId, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Lesson:
+def promote_lesson(lesson_id: RowId, lessons: Lessons, namespace: Namespace, limits: Checked) -> Lesson:
     """Approve a hand-added lesson for tier 1 (a verifier or admin key)."""
-    return Lesson.of(rt.lessons.promote(namespace, lesson_id=lesson_id))
+    return Lesson.of(lessons.promote(namespace, lesson_id=lesson_id))
 
 
 @router.post("/lessons/recall", response_model=LessonList)
 @within_limits
-def recall(body: RecallRequest, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> LessonList:
+def recall(body: RecallRequest, lessons: Lessons, namespace: Namespace, limits: Checked) -> LessonList:
     """Tier 2: lessons for a failed command and its error, or for a site."""
     if body.domain is not None:
-        rows = rt.lessons.recall_domain(namespace, domain=body.domain)
+        rows = lessons.recall_domain(namespace, domain=body.domain)
     else:
-        rows = rt.lessons.recall_error(namespace, command=body.command or "", error=body.error)
+        rows = lessons.recall_error(namespace, command=body.command or "", error=body.error)
     return LessonList(lessons=[Lesson.of(r) for r in rows])
 
 
 @router.get("/experience")
 @within_limits
-def experience(url: str = Query(..., min_length=1), intent: str | None = Query(None),
-               rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
+def experience(experience: Experience, namespace: Namespace, limits: Checked, url: str = Query(..., min_length=1),
+               intent: str | None = Query(None)) -> dict:
     """Replay tier for a url and intent: `{tier (P1..P5), confidence, url_pattern, steps, known_blockers, warnings,
     episodes}` (steps only for P1/P2, from verified successes that stay on the url's own site)."""
-    return rt.experience.experience(namespace, url=url, intent=intent)
+    return experience.experience(namespace, url=url, intent=intent)
 
 
 @router.post("/facts", response_model=FactsRead)
 @within_limits
-def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of),
-                role: str = Depends(role_of)) -> FactsRead:
+def merge_facts(body: FactsMerge, experience: Experience, namespace: Namespace, role: Role,
+                limits: Checked) -> FactsRead:
     """Merge selectors, interaction hints, blockers and anti-patterns into a (domain, intent) entry; 409 once the
     entry is verified (only a verifier or admin key may verify it)."""
     facts = {"selectors": body.selectors, "interaction_hints": body.interaction_hints,
              "known_blockers": body.known_blockers, "anti_patterns": body.anti_patterns}
     downgraded = body.verified and not may_vouch(role)
-    row = rt.experience.merge_facts(namespace, domain=body.domain, intent=body.intent, facts=facts,
+    row = experience.merge_facts(namespace, domain=body.domain, intent=body.intent, facts=facts,
                                     verify=body.verified and not downgraded)
     return FactsRead(domain=row.domain, intent=row.intent, verified=row.verified, **row.facts,
                      label_downgraded=downgraded,
@@ -188,11 +188,11 @@ def merge_facts(body: FactsMerge, rt: Runtime = Depends(runtime), namespace: str
 
 @router.post("/episodes/{episode_id}/label", response_model=Relabelled)
 @within_limits
-def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime),
-            namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> Relabelled:
+def relabel(episode_id: RowId, body: LabelRequest, ingest: Ingest, namespace: Namespace, role: Role,
+            limits: Checked) -> Relabelled:
     """Relabel an episode (e.g. a judge contradicts a self-reported success); recorded as an event. A writer's
     verified claim is stored as an unverified self-report; a verified label only a verifier or admin may change."""
-    row, downgraded = rt.memory.relabel(namespace=namespace, episode_id=episode_id, success=body.success,
+    row, downgraded = ingest.relabel(namespace=namespace, episode_id=episode_id, success=body.success,
                                         label_source=body.label_source, verified=body.verified, role=role)
     return Relabelled(**EpisodeRead.of(row).model_dump(), label_downgraded=downgraded,
                       notes=[DOWNGRADE_NOTE] if downgraded else [])
@@ -201,11 +201,11 @@ def relabel(episode_id: RowId, body: LabelRequest, rt: Runtime = Depends(runtime
 @router.get("/events", response_model=EventPage)
 @within_limits
 def events(type: str | None = Query(None), since: datetime | None = None, until: datetime | None = None,
-           cursor: str | None = None, limit: int = Query(50, ge=1), rt: Runtime = Depends(runtime),
-           namespace: str = Depends(namespace_of)) -> EventPage:
+           cursor: str | None = None, limit: int = Query(50, ge=1), *, events: Events, namespace: Namespace,
+           limits: Checked) -> EventPage:
     """Memory events (lesson_recorded, lesson_promoted, episode_evicted, ...), filtered, in id order."""
     after = parse_cursor(cursor)
-    rows = rt.store.events(namespace, type_=type, since=since, until=until, after_id=after, limit=limit + 1)
+    rows = events.page(namespace, type_=type, since=since, until=until, after_id=after, limit=limit + 1)
     page = rows[:limit]
     return EventPage(items=[Event(id=r.id, type=r.type, data=r.data, created_at=r.created_at) for r in page],
                      next_cursor=str(page[-1].id) if len(rows) > limit else None)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import PlainTextResponse
 
-from ems_service.auth import namespace_of, require_admin
+from ems_service.auth import require_admin
 from ems_service.errors import NotReady
-from ems_service.routes.deps import runtime
+from ems_service.routes.deps import Episodes, Namespace, Prometheus
 from ems_service.runtime import Runtime
 
 router = APIRouter()
@@ -26,22 +26,22 @@ def readyz(request: Request) -> dict:
     rt: Runtime | None = getattr(request.app.state, "runtime", None)
     if rt is None or not rt.ready:
         raise NotReady("indexes are loading")
-    rt.store.ping()
+    rt.db.ping()
     if request.scope.get("state", {}).get("role") != "admin":
         return {"status": "ready"}
     return {"status": "ready", "indexes": rt.vectors.sizes()}
 
 
 @router.get("/v1/stats", tags=["system"])
-def stats(rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> dict:
+def stats(episodes: Episodes, namespace: Namespace) -> dict:
     """Counts for the caller's namespace: episodes, outcomes, dedups, evictions, index size."""
-    return rt.memory.stats(namespace=namespace)
+    return episodes.stats(namespace=namespace)
 
 
 @router.get("/metrics", tags=["system"], dependencies=[Depends(require_admin)], response_class=PlainTextResponse,
             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}})
-def metrics(rt: Runtime = Depends(runtime)) -> Response:
+def metrics(metrics: Prometheus) -> Response:
     """Prometheus metrics (an admin key once keys exist: they count every namespace)."""
     from ems_service.metrics import CONTENT_TYPE
 
-    return Response(rt.metrics.render(), media_type=CONTENT_TYPE)
+    return Response(metrics.render(), media_type=CONTENT_TYPE)

@@ -10,9 +10,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ems_service.errors import LimitExceeded
+from ems_service.repositories import EpisodeFilter
 from ems_service.runtime import Runtime
 from ems_service.schemas import RowId, parse_cursor
-from ems_service.store import EpisodeFilter, unpack_trajectory
 from ems_service.ui.login import Viewer, runtime, viewer
 from ems_service.ui.render import link, page
 
@@ -35,7 +35,7 @@ async def root() -> RedirectResponse:
 def overview(request: Request, rt: Runtime = Depends(runtime), who: Viewer = Depends(viewer)) -> HTMLResponse:
     """What the key may see: its own namespace (counts as /v1/stats gives them); an admin key also sees which
     namespaces have keys (as /v1/admin/keys shows them), never their episodes."""
-    stats = rt.memory.stats(namespace=who.namespace)
+    stats = rt.catalog.stats(namespace=who.namespace)
     namespaces: list[tuple[str, str]] = []
     if who.role == "admin":
         roles: dict[str, Counter[str]] = {}
@@ -62,7 +62,7 @@ def episodes(
         raise LimitExceeded(f"limit={limit} exceeds {rt.settings.limits.max_page} (EMS_LIMITS__MAX_PAGE)")
     rt.limits.check(domain=domain or None)
     after = parse_cursor(cursor or None)
-    records = rt.memory.list(namespace=who.namespace, cursor=after, limit=limit + 1,
+    records = rt.catalog.page(namespace=who.namespace, cursor=after, limit=limit + 1,
                              flt=EpisodeFilter(domain.strip().lower() or None, _success(outcome), source or None))
     rows = records[:limit]
     filters = {"domain": domain, "outcome": outcome, "source": source, "limit": limit if limit != 20 else None}
@@ -80,11 +80,11 @@ def episode(request: Request, episode_id: RowId, rt: Runtime = Depends(runtime),
     The neighbours come from the run's own query text, through the search path the coach uses (not the stored
     vector, whose home differs between vector backends), without counting as retrievals: looking at memory must
     not change what eviction keeps."""
-    record = rt.memory.get(namespace=who.namespace, episode_id=episode_id)
-    trajectory = unpack_trajectory(record.trajectory)
-    vector = rt.memory.embed_query(who.namespace, rt.memory.query_text(trajectory=trajectory))
-    hits = rt.memory.search_vector(namespace=who.namespace, vector=vector, k=SIMILAR + 1, touch=False)
-    similar = [h for h in hits if h.record.id != record.id][:SIMILAR]
+    record = rt.catalog.get(namespace=who.namespace, episode_id=episode_id)
+    trajectory = rt.catalog.trajectory(namespace=who.namespace, episode_id=episode_id)
+    vector = rt.retrieval.embed_query(who.namespace, rt.retrieval.query_text(trajectory=trajectory))
+    hits = rt.retrieval.search_vector(namespace=who.namespace, vector=vector, k=SIMILAR + 1, touch=False)
+    similar = [h for h in hits if h.episode.id != record.id][:SIMILAR]
     site = record.domain and link("/ui/experience", url=trajectory.start_url or f"https://{record.domain}/")
     return page(request, "episode.html", viewer=who, active="episodes", e=record, trajectory=trajectory,
                 similar=similar, experience_url=site)
@@ -97,8 +97,8 @@ def search(request: Request, q: str = "", k: int = Query(10, ge=1), domain: str 
     hits = []
     if q.strip():
         rt.limits.check(text=q, k=k, domain=domain or None)
-        vector = rt.memory.embed_query(who.namespace, rt.memory.query_text(text=q))
-        hits = rt.memory.search_vector(namespace=who.namespace, vector=vector, k=k, domain=domain.strip() or None,
+        vector = rt.retrieval.embed_query(who.namespace, rt.retrieval.query_text(text=q))
+        hits = rt.retrieval.search_vector(namespace=who.namespace, vector=vector, k=k, domain=domain.strip() or None,
                                        success=_success(outcome), touch=False)
     return page(request, "search.html", viewer=who, active="search", q=q, k=k, domain=domain, outcome=outcome,
                 hits=hits, searched=bool(q.strip()))

@@ -229,3 +229,26 @@ print(json.dumps({"asked": sorted(absent.asked), "ingested": sum(1 for r in inge
 def test_numpy_in_the_coach_is_fitting_alone():
     users = {p.name for p in (ROOT / "coach").rglob("*.py") if "numpy" in imports(p)}
     assert users == {"fitting.py"}
+
+
+def test_only_the_repositories_touch_the_tables_and_sql():
+    """SQL lives in ems_service/repositories/ (and in the pgvector backend, which searches in SQL): no other module
+    imports the ORM tables or SQLAlchemy's query API, so no ORM row travels up to a service or a route."""
+    service = ROOT / "ems_service"
+    # besides the repositories: the pgvector backend, the engine and migrations (db.py), the tables themselves,
+    # tracing (listens to the engine's statements) and `webcoach pg` (creates databases on its own local server)
+    allowed = ("repositories/", "index/pgvector.py", "index/pgvector_schema.py", "db.py", "tables.py", "tracing.py",
+               "localpg.py")
+    strays = {}
+    for path in service.rglob("*.py"):
+        rel = path.relative_to(service).as_posix()
+        if rel.startswith(allowed):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        hit = sorted(m for m in modules if m == "ems_service.tables"
+                     or (m.startswith("sqlalchemy") and m != "sqlalchemy.exc"))  # catching its errors is no SQL
+        if hit:
+            strays[rel] = hit
+    assert not strays, strays

@@ -90,7 +90,7 @@ def name_of(path: tuple) -> str:
 def census(client) -> dict[str, int]:  # client: a TestClient
     """Rows per table (every table the migrations made)."""
     rt = client.app.state.runtime
-    with rt.store.session() as s:
+    with rt.db.session() as s:
         return {t.name: int(s.scalar(select(func.count()).select_from(t)) or 0) for t in Base.metadata.sorted_tables}
 
 

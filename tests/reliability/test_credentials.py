@@ -52,7 +52,7 @@ def test_a_flood_of_unknown_keys_never_reaches_the_database(keys):
     rt = client.app.state.runtime
     loads = rt.keys.loads
     statuses = []
-    with _Statements(rt.store.engine) as sql:
+    with _Statements(rt.db.engine) as sql:
         for i in range(300):
             key = "ems_" + secrets.token_urlsafe(32)
             headers = {"Authorization": f"Bearer {key}"} if i % 2 else {"X-API-Key": key}
@@ -74,8 +74,9 @@ def test_keys_made_elsewhere_are_picked_up_by_the_refresh_not_by_misses(keys):
     client, _ = keys
     rt = client.app.state.runtime
     from ems_service.keys import KeyRing
+    from ems_service.repositories import KeyRepository
 
-    other = KeyRing(rt.store)  # as `webcoach keys create` in another process
+    other = KeyRing(KeyRepository(rt.db))  # as `webcoach keys create` in another process
     _, key = other.create(namespace="fleet", role="writer")
     rt.keys.refresh()
     assert client.get("/v1/stats", headers={"Authorization": f"Bearer {key}"}).status_code == 200

@@ -144,15 +144,15 @@ def test_one_over_long_item_fails_alone_in_a_batch_on_both_databases(client):
 
 def test_a_row_the_database_refuses_fails_alone_in_a_batch(client, monkeypatch):
     """When the database refuses one row of a multi-row INSERT, the batch falls back to one insert per run."""
-    store = client.app.state.runtime.store
-    real = store.insert_episodes
+    episodes = client.app.state.runtime.episodes
+    real = episodes.insert
 
     def refusing(episodes, vectors, model):  # a fake database refusal
         if any(ep.task == "refuse me" for ep in episodes):
             raise ValidationFailed("the database refused a value: DataError")
         return real(episodes, vectors, model)
 
-    monkeypatch.setattr(store, "insert_episodes", refusing)
+    monkeypatch.setattr(episodes, "insert", refusing)
     items = [replaced(RUN, ("task",), t) for t in ("first", "refuse me", "third")]
     res = client.post("/v1/episodes:batch", json={"episodes": items}).json()["results"]
     assert res[0]["id"] and res[2]["id"] and res[1]["id"] is None and "refused" in res[1]["error"]
@@ -432,13 +432,14 @@ def test_malformed_content_length_is_400(client):
 
 def test_facts_and_their_event_are_one_transaction(client, monkeypatch):
     """When the event cannot be written, the merged facts are not committed either (they were before)."""
-    rt = client.app.state.runtime
 
     def failing(s, namespace, type_, data):  # a failure while writing the event
         raise ValidationFailed("the database refused a value: DataError")
 
     before = census(client)
-    monkeypatch.setattr(rt.store, "add_event", failing)
+    from ems_service.repositories import events as event_log
+
+    monkeypatch.setattr(event_log, "add_event", failing)  # the facts repository writes its event through it
     r = client.post("/v1/facts", json={"domain": "shop.example.com", "selectors": ["#a"]})
     assert_error(r, 422, "ValidationFailed")
     monkeypatch.undo()

@@ -25,7 +25,7 @@ from stdnum.pl import pesel
 
 from condenser import Trajectory, redact_text, redact_trajectory
 from condenser.redact import normalize
-from ems_service.store import unpack_trajectory
+from ems_service.repositories import unpack_trajectory
 from ems_service.tables import EpisodeRecord, EventRecord, LessonRecord, SessionRecord
 
 RNG = random.Random(16)
@@ -600,7 +600,7 @@ def test_catalogue_never_stored_embedded_returned_or_logged(settings, embedder, 
             assert r.status_code < 400, (r.request.url.path, r.text[:500])
         blobs = [("the response of " + r.request.url.path, r.text) for r in responses]
         rt = client.app.state.runtime
-        with rt.store.session() as s:
+        with rt.db.session() as s:
             for rec in s.scalars(select(EpisodeRecord)):
                 blobs.append(("an episode row", " ".join(str(getattr(rec, c.name)) for c in EpisodeRecord.__table__.columns
                                                          if c.name not in ("embedding", "trajectory"))))

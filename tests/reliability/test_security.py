@@ -8,7 +8,7 @@ import logging
 import pytest
 from sqlalchemy import select
 
-from ems_service.store import unpack_trajectory
+from ems_service.repositories import unpack_trajectory
 from ems_service.tables import EpisodeRecord, EventRecord, LessonRecord, SessionRecord
 
 PASSWORD = "Hunter2-Secret!x"
@@ -82,7 +82,7 @@ def test_secrets_never_stored_embedded_returned_or_logged(settings, embedder, ca
             _assert_clean(r.text, f"the response of {r.request.method} {r.request.url.path}")
         assert batch["results"][0]["id"]
         rt = client.app.state.runtime
-        with rt.store.session() as s:
+        with rt.db.session() as s:
             for rec in s.scalars(select(EpisodeRecord)):
                 stored = " ".join(str(getattr(rec, c.name)) for c in EpisodeRecord.__table__.columns
                                   if c.name not in ("embedding", "trajectory"))

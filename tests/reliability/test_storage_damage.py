@@ -120,7 +120,7 @@ def test_a_damaged_snapshot_is_rebuilt_from_stored_vectors(settings, embedder):
     rt = Runtime(settings, embedder=embedder).start(background=False)
     from condenser import Trajectory
 
-    rt.memory.ingest(namespace="default", trajectories=[Trajectory.model_validate(
+    rt.ingest.ingest(namespace="default", trajectories=[Trajectory.model_validate(
         {"task": t, "start_url": "https://shop.example.com/", "steps": [{"action": f"click('#b{i}')"}]})
         for i, t in enumerate(tasks)])
     rt.close()
@@ -130,8 +130,8 @@ def test_a_damaged_snapshot_is_rebuilt_from_stored_vectors(settings, embedder):
         rt = Runtime(settings, embedder=embedder).start(background=False)
         try:
             assert rt.vectors.last_start["default"] == "rebuilt from stored vectors"
-            hits = rt.memory.search(namespace="default", text=tasks[7], k=5)
-            assert hits[0].record.task == tasks[7]
+            hits = rt.retrieval.search(namespace="default", text=tasks[7], k=5)
+            assert hits[0].episode.task == tasks[7]
             assert all(-1.0001 <= h.similarity <= 1.0001 for h in hits)
         finally:
             rt.close()
@@ -163,7 +163,7 @@ def test_a_namespace_is_the_whole_string(client):
                                                                                "ValidationFailed"), (bad, r.text)
     assert rt.keys.list() == []
     runner = CliRunner()
-    r = runner.invoke(cli, ["keys", "create", "--namespace", "fleet-a\n"], env={"EMS_DATABASE_URL": rt.store.url})
+    r = runner.invoke(cli, ["keys", "create", "--namespace", "fleet-a\n"], env={"EMS_DATABASE_URL": rt.db.url})
     assert r.exit_code == 2 and "namespace must be" in r.output
 
 

@@ -92,10 +92,11 @@ def test_export_import_roundtrip_reembeds(tmp_path, monkeypatch):
     monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "db"))
     r = runner.invoke(app, ["import", str(out), "--namespace", "fleet-b"])
     assert r.exit_code == 0 and f"inserted {len(lines)}" in r.output
-    from ems_service.store import EpisodeFilter, Store
+    from ems_service.repositories import Database, EpisodeFilter, EpisodeRepository, IndexFeed
 
-    store = Store(b)
-    rows = store.list("fleet-b", EpisodeFilter(), after_id=None, limit=100)
+    db = Database(b)
+    rows = EpisodeRepository(db).page("fleet-b", EpisodeFilter(), after_id=None, limit=100)
     assert len(rows) == len(lines) and all(r.source == "seed" for r in rows)
-    assert all(len(r.embedding) == 384 * 4 for r in rows)
-    store.close()
+    assert {(v.id, len(v.vector)) for batch in IndexFeed(db, EpisodeRepository(db)).iter_index_rows("fleet-b")
+            for v in batch} == {(r.id, 384) for r in rows}
+    db.close()

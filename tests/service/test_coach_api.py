@@ -82,7 +82,7 @@ def test_coach_is_silent_on_a_healthy_run_and_without_similar_evidence(seeded):
 def test_coach_excludes_task_id_and_other_namespaces(seeded):
     rt: Runtime = seeded.app.state.runtime
     other = Trajectory.model_validate(episode(BAD, False, task_id="T-other-ns", errors=bad_errors(1)))
-    other_id = rt.memory.ingest(namespace="other-fleet", trajectories=[other])[0].id
+    other_id = rt.ingest.ingest(namespace="other-fleet", trajectories=[other])[0].id
     g = seeded.post("/v1/coach", json={"trajectory": partial(BAD[:4], bad_errors()), "exclude_task_id": "T-bad-1",
                                        "k": 10}).json()
     ids = {e["episode_id"] for e in g["evidence"]}
@@ -159,18 +159,18 @@ def test_calibrate_fits_better_than_default_on_dev_data(client):
     rt: Runtime = client.app.state.runtime
     rt.settings.coach.refit_every = 0
     records = dev_records("webcanvas.jsonl")
-    rt.memory.ingest(namespace="default", trajectories=[to_trajectory(r) for r in records])
-    metrics = rt.coach.calibrate(namespace="default", max_episodes=250)
+    rt.ingest.ingest(namespace="default", trajectories=[to_trajectory(r) for r in records])
+    metrics = rt.risk.calibrate(namespace="default", max_episodes=250)
     assert metrics["log_loss_fitted"] < metrics["log_loss_default"]
-    assert rt.coach.risk_model("default").kind == "fitted"
-    assert rt.coach.fitted_info("default")["metrics"] == metrics
+    assert rt.risk.model("default").kind == "fitted"
+    assert rt.risk.fitted_info("default")["metrics"] == metrics
 
 
 def test_concurrent_appends_never_drain_the_connection_pool(seeded):
     """More concurrent appends than the pool has connections: an append used to hold its connection while the
     coach waited for another, so 15+ of them deadlocked until the pool's 30 s timeout and failed."""
     rt: Runtime = seeded.app.state.runtime
-    pool = rt.store.engine.pool
+    pool = rt.db.engine.pool
     capacity = pool.size() + max(0, pool._max_overflow) if hasattr(pool, "_max_overflow") else pool.size()
     sessions = [rt.sessions.start(namespace="default", run=PartialRun.model_validate(partial(GOOD[:2], task=f"{TASK} {i}")))
                 for i in range(capacity + 8)]

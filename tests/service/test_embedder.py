@@ -11,7 +11,7 @@ from ems_service import Embedder, Runtime
 from ems_service.errors import DimensionMismatch, EmbedderUnavailable
 from ems_service.index.faiss import snapshot_path
 from ems_service.index.faiss.snapshot import files as snapshot_files
-from ems_service.store import Store
+from ems_service.repositories import Database, EpisodeRepository
 from ems_service.tables import EpisodeRecord
 
 
@@ -37,17 +37,17 @@ def test_vectors_of_another_model_stop_start_up(settings, embedder, how):
     """Start-up checks every stored vector's model when it rebuilds, and the rows newer than the snapshot
     when it has one (those older were checked when the snapshot was made)."""
     rt = Runtime(settings, embedder=embedder).start(background=False)
-    rt.memory.ingest(namespace="default", trajectories=[Trajectory.model_validate(
+    rt.ingest.ingest(namespace="default", trajectories=[Trajectory.model_validate(
         {"task": "t", "steps": [{"action": "click[1]"}]})])
     rt.close()  # writes the snapshot
     if how == "rows rewritten, no snapshot":
-        with rt.store.session() as s:
+        with rt.db.session() as s:
             s.execute(update(EpisodeRecord).values(embedding_model="other-model", embedding_dim=768))
         for path in snapshot_files(snapshot_path(settings.data_dir, "default")):
             path.unlink()
     else:
         episode = condense(Trajectory.model_validate({"task": "u", "steps": [{"action": "click[2]"}]}))
-        Store(settings.database_url).insert_episodes([episode], np.ones((1, 768), dtype=np.float32), "other-model")
+        EpisodeRepository(Database(settings.database_url)).insert([episode], np.ones((1, 768), dtype=np.float32), "other-model")
     with pytest.raises(DimensionMismatch, match="other-model"):
         Runtime(settings, embedder=embedder).start(background=False)
 
@@ -148,15 +148,15 @@ def test_query_vectors_are_cached_per_namespace(settings, embedder):
     rt = Runtime(settings, embedder=embedder).start(background=False)
     try:
         calls = embedder.calls
-        first = rt.memory.embed_query("a", "find cheap flights")
-        again = rt.memory.embed_query("a", "find cheap flights")
+        first = rt.retrieval.embed_query("a", "find cheap flights")
+        again = rt.retrieval.embed_query("a", "find cheap flights")
         assert embedder.calls == calls + 1 and again is first and not first.flags.writeable
         assert np.allclose(first, embedder.embed(["find cheap flights"])[0], atol=1e-6)
-        rt.memory.embed_query("b", "find cheap flights")
+        rt.retrieval.embed_query("b", "find cheap flights")
         assert embedder.calls == calls + 3
         rt.settings.embedder.query_cache = 0
-        rt.memory.embed_query("c", "find cheap flights")
-        rt.memory.embed_query("c", "find cheap flights")
+        rt.retrieval.embed_query("c", "find cheap flights")
+        rt.retrieval.embed_query("c", "find cheap flights")
         assert embedder.calls == calls + 5
     finally:
         rt.close()

@@ -22,7 +22,7 @@ def traj(n: int, *, domain: str = "shop.example.com") -> Trajectory:
 
 
 def table_ids(rt: Runtime, ns: str = "default") -> set[int]:
-    with rt.store.session() as s:
+    with rt.db.session() as s:
         return set(s.scalars(select(EpisodeRecord.id).where(EpisodeRecord.namespace == ns)))
 
 
@@ -31,13 +31,13 @@ def test_fifo_evicts_oldest_batch(settings: Settings, embedder):
     settings.index.evict_fraction = 0.3
     rt = Runtime(settings, embedder=embedder).start(background=False)
     try:
-        ids = [r.id for r in rt.memory.ingest(namespace="default", trajectories=[traj(i) for i in range(10)])]
+        ids = [r.id for r in rt.ingest.ingest(namespace="default", trajectories=[traj(i) for i in range(10)])]
         assert table_ids(rt) == set(ids)
-        new = rt.memory.ingest(namespace="default", trajectories=[traj(10)])[0].id
+        new = rt.ingest.ingest(namespace="default", trajectories=[traj(10)])[0].id
         remaining = table_ids(rt)
         assert remaining == set(ids[3:]) | {new}  # 3 oldest evicted (30% of capacity)
         assert rt.vectors.ids("default") == remaining
-        assert rt.memory.stats(namespace="default")["evicted"] == 3
+        assert rt.catalog.stats(namespace="default")["evicted"] == 3
     finally:
         rt.close()
 
@@ -48,10 +48,10 @@ def test_lru_keeps_recently_retrieved(settings: Settings, embedder):
     settings.index.eviction_policy = "lru"
     rt = Runtime(settings, embedder=embedder).start(background=False)
     try:
-        ids = [r.id for r in rt.memory.ingest(namespace="default", trajectories=[traj(i) for i in range(6)])]
-        hits = rt.memory.search(namespace="default", text="task number 0", k=1)
-        assert hits[0].record.id == ids[0]
-        rt.memory.ingest(namespace="default", trajectories=[traj(6)])
+        ids = [r.id for r in rt.ingest.ingest(namespace="default", trajectories=[traj(i) for i in range(6)])]
+        hits = rt.retrieval.search(namespace="default", text="task number 0", k=1)
+        assert hits[0].episode.id == ids[0]
+        rt.ingest.ingest(namespace="default", trajectories=[traj(6)])
         remaining = table_ids(rt)
         assert ids[0] in remaining, "the retrieved (oldest) episode survives LRU"
         assert len(remaining) == 4
@@ -69,13 +69,13 @@ class MemoryMachine(RuleBasedStateMachine):
         super().__init__()
         self.counter = 0
         self.known: list[int] = []
-        self.rt.memory.vectors.count("default")
+        self.rt.vectors.count("default")
 
     @rule(n=st.integers(1, 5))
     def ingest_new(self, n: int) -> None:
         batch = [traj(self.counter + i) for i in range(n)]
         self.counter += n
-        res = self.rt.memory.ingest(namespace="default", trajectories=batch)
+        res = self.rt.ingest.ingest(namespace="default", trajectories=batch)
         assert all(not r.deduplicated for r in res)
         self.known += [r.id for r in res]
 
@@ -84,7 +84,7 @@ class MemoryMachine(RuleBasedStateMachine):
         if not self.counter:
             return
         n = data.draw(st.integers(0, self.counter - 1))
-        res = self.rt.memory.ingest(namespace="default", trajectories=[traj(n)])[0]
+        res = self.rt.ingest.ingest(namespace="default", trajectories=[traj(n)])[0]
         if res.deduplicated:
             assert res.id in table_ids(self.rt)
 
@@ -93,7 +93,7 @@ class MemoryMachine(RuleBasedStateMachine):
         ids = sorted(table_ids(self.rt))
         if ids:
             victim = data.draw(st.sampled_from(ids))
-            self.rt.memory.delete(namespace="default", episode_id=victim)
+            self.rt.ingest.delete(namespace="default", episode_id=victim)
 
     @invariant()
     def index_matches_table(self) -> None:

@@ -9,7 +9,7 @@ import pytest
 from condenser import Trajectory, classify_intent
 from ems_service import Runtime
 from ems_service.experience import confidence_of, lower, pattern_matches, tier_of
-from ems_service.store import utcnow
+from ems_service.repositories import utcnow
 
 
 def run(steps, *, success=True, domain="shop.example.com", label="benchmark", task="Buy the blue kettle"):
@@ -26,7 +26,7 @@ def test_fill_failure_dedups_into_the_seed_lesson(client, rt):
     before = {r.id for r in rt.lessons.list("default")}
     steps = [{"action": "fill('#q', 'kettle', 'blue')", "error": "fill() got too many arguments"},
              {"action": "click('#q')"}, {"action": "type('blue kettle')"}]
-    rt.memory.ingest(namespace="default", trajectories=[run(steps)])
+    rt.ingest.ingest(namespace="default", trajectories=[run(steps)])
     lessons = rt.lessons.list("default")
     assert {r.id for r in lessons} == before, "no new lesson: it is the seed's"
     seed = next(r for r in lessons if r.failed_command == "fill")
@@ -40,13 +40,13 @@ def test_aria_combobox_recovery_is_one_three_action_lesson(rt):
               "error": "Element is not a <select> element; it is <div role=combobox aria-haspopup=listbox>"},
              {"action": "click('Size combobox')"}, {"action": "click('M option')"}, {"action": "click('Add to cart')"},
              {"action": "click('Checkout')"}]
-    rt.memory.ingest(namespace="default", trajectories=[run(steps)])
+    rt.ingest.ingest(namespace="default", trajectories=[run(steps)])
     learned = [r for r in rt.lessons.list("default") if r.source == "learned"]
     assert len(learned) == 1
     assert learned[0].failed_command == "select_option" and len(learned[0].recovery) == 3
     assert learned[0].recovery[:2] == ["click size combobox", "click m option"]
     # a failed run keeps only the immediate recovery action
-    rt.memory.ingest(namespace="default", trajectories=[run(
+    rt.ingest.ingest(namespace="default", trajectories=[run(
         [{"action": "hover('#menu')", "error": "Timeout waiting for the menu to become visible"},
          {"action": "click('Menu')"}, {"action": "click('Shoes')"}], success=False, task="Browse shoes")])
     hover = next(r for r in rt.lessons.list("default") if r.failed_command == "hover")
@@ -54,7 +54,7 @@ def test_aria_combobox_recovery_is_one_three_action_lesson(rt):
 
 
 def test_same_command_retry_is_not_a_lesson(rt):
-    rt.memory.ingest(namespace="default", trajectories=[run(
+    rt.ingest.ingest(namespace="default", trajectories=[run(
         [{"action": "click('#buy')", "error": "Element #buy is not clickable at this point"},
          {"action": "click('#buy2')"}])])
     assert not [r for r in rt.lessons.list("default") if r.source == "learned"]
@@ -62,10 +62,10 @@ def test_same_command_retry_is_not_a_lesson(rt):
 
 def test_promotion_after_five_uses_on_three_domains_and_not_generic(rt):
     for i, dom in enumerate(["a.com", "b.com", "c.com", "d.com", "e.com"]):
-        rt.memory.ingest(namespace="default", trajectories=[run(
+        rt.ingest.ingest(namespace="default", trajectories=[run(
             [{"action": "select_option('#c', 'x')", "error": "Element is not a select element, it is a combobox"},
              {"action": "click('the combobox')"}, {"action": "click('the option')"}], domain=dom, task=f"Pick {i}")])
-        rt.memory.ingest(namespace="default", trajectories=[run(
+        rt.ingest.ingest(namespace="default", trajectories=[run(
             [{"action": "press('Enter')", "error": "Keyboard press was ignored by the page element"},
              {"action": "click"}], domain=dom, task=f"Search {i}")])
     rows = {r.failed_command: r for r in rt.lessons.list("default") if r.source == "learned"}
@@ -100,12 +100,12 @@ def test_coach_includes_tier2_lessons_when_the_last_step_failed(client):
             "steps": [{"action": "fill('#q', 'kettle', 'x')", "error": "fill() got too many arguments"}]}
     client.post("/v1/episodes", json=traj | {"outcome": {"success": False}, "steps": traj["steps"] * 3})
     rt = client.app.state.runtime
-    g, _ = rt.coach.coach(namespace="default", run=__import__("coach").PartialRun.model_validate(traj))
+    g, _ = rt.coaching.guide(namespace="default", run=__import__("coach").PartialRun.model_validate(traj))
     assert "click the field first" in g.advice
 
 
 def test_pruning_keeps_seeds(rt):
-    rt.memory.ingest(namespace="default", trajectories=[run(
+    rt.ingest.ingest(namespace="default", trajectories=[run(
         [{"action": "hover('#m')", "error": "Timeout waiting for the menu to become visible"}, {"action": "click('M')"}])])
     assert rt.lessons.prune(now=utcnow() + timedelta(days=91)) == 1
     left = rt.lessons.list("default")
@@ -160,13 +160,13 @@ def test_relabel_removes_an_episode_from_playbooks_and_coaching(client, rt):
     assert res["steps"] == ["CLICK [link] Kettles", "CLICK [button] Add to cart"]
     partial = PartialRun.model_validate({"task": "Buy a kettle on shop", "start_url": url,
                                          "steps": [{"action": "CLICK [link] Kettles"}]})
-    g, _ = rt.coach.coach(namespace="default", run=partial)
+    g, _ = rt.coaching.guide(namespace="default", run=partial)
     assert g.suggested_action == "click 'Add to cart'"
     r = client.post(f"/v1/episodes/{eid}/label", json={"success": False, "label_source": "judge"})
     assert r.status_code == 200 and r.json()["success"] is False and r.json()["label_source"] == "judge"
     res = client.get("/v1/experience", params={"url": url, "intent": "buy"}).json()
     assert res["steps"] == [] and res["tier"] != "P1"
-    g, _ = rt.coach.coach(namespace="default", run=partial)
+    g, _ = rt.coaching.guide(namespace="default", run=partial)
     assert g.suggested_action is None
     hits = client.post("/v1/search", json={"text": "Buy a kettle on shop", "k": 3, "success": True}).json()["results"]
     assert eid not in [h["id"] for h in hits]
@@ -182,7 +182,7 @@ def test_unverified_success_never_supplies_a_suggested_action(client, rt):
     client.post("/v1/episodes", json={"task": "Buy green tea", "start_url": url,
                                       "outcome": {"success": True, "label_source": "self_report"},
                                       "steps": [{"action": "CLICK [link] Tea"}, {"action": "CLICK [button] Buy"}]})
-    g, _ = rt.coach.coach(namespace="default", run=PartialRun.model_validate(
+    g, _ = rt.coaching.guide(namespace="default", run=PartialRun.model_validate(
         {"task": "Buy green tea", "start_url": url, "steps": [{"action": "CLICK [link] Tea"}]}))
     assert g.evidence and g.suggested_action is None
 

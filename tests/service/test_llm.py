@@ -129,7 +129,7 @@ def test_service_counts_llm_fallbacks(chat_server, make_client, settings):
                 "steps": [{"action": a, "error": BAD_ERR.get(i)} for i, a in enumerate(BAD[:4])]}
         g = client.post("/v1/coach", json={"trajectory": traj}).json()
         assert g["intervene"]
-        counters = client.app.state.runtime.coach.counters
+        counters = client.app.state.runtime.coaching.counters
         assert counters.llm_calls == 1 and counters.llm_fallbacks == 1
 
 

@@ -22,7 +22,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ems_service import EmbeddedServer, Settings
 from ems_service.keys import KeyRing
-from ems_service.store import Store
+from ems_service.repositories import Database, KeyRepository
 from tests.conftest import ROOT
 
 TOOLS = {"search_memory", "get_coaching", "start_session", "add_steps", "finish_session", "add_episode",
@@ -66,7 +66,7 @@ def server(settings: Settings, embedder):
 
 def _keys(server: EmbeddedServer, *specs: tuple[str, str]) -> list[str]:
     """Keys made in the server's database, once the server has loaded them (it follows the key table)."""
-    ring = KeyRing(Store(server.settings.database_url))
+    ring = KeyRing(KeyRepository(Database(server.settings.database_url)))
     keys = [ring.create(namespace=ns, role=role)[1] for ns, role in specs]
     server.app.state.runtime.keys.refresh()
     return keys
@@ -163,7 +163,7 @@ def test_no_key_or_unknown_key_is_refused(server, key):
 
 def test_revoked_key_is_forbidden(server):
     (key,) = _keys(server, ("tenant-a", "writer"))
-    KeyRing(Store(server.settings.database_url)).revoke(key)
+    KeyRing(KeyRepository(Database(server.settings.database_url))).revoke(key)
     server.app.state.runtime.keys.refresh()
     raw = httpx.post(server.url + "/mcp", headers={"X-API-Key": key, "Accept": "application/json, text/event-stream"},
                      json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})

@@ -27,7 +27,7 @@ def _search_all(client) -> list[list[tuple[int, float]]]:
 
 
 def _table_ids(rt: Runtime) -> set[int]:
-    with rt.store.session() as s:
+    with rt.db.session() as s:
         return set(s.scalars(select(EpisodeRecord.id).where(EpisodeRecord.namespace == "default")))
 
 
@@ -55,12 +55,12 @@ def test_restart_from_snapshot_and_rebuild(make_client, settings, embedder):
 def test_catch_up_after_a_crash(settings, embedder):
     rt = Runtime(settings, embedder=embedder).start(background=False)
     trajs = [to_trajectory(r) for r in dev_records("mind2web_demos.jsonl", 40)]
-    first = rt.memory.ingest(namespace="default", trajectories=trajs[:20])
+    first = rt.ingest.ingest(namespace="default", trajectories=trajs[:20])
     rt.vectors.snapshot()
-    rt.memory.ingest(namespace="default", trajectories=trajs[20:])
-    rt.memory.delete(namespace="default", episode_id=first[0].id)
-    rt.memory.delete(namespace="default", episode_id=first[1].id)
-    rt.store.close()  # no final snapshot: as if the process died here
+    rt.ingest.ingest(namespace="default", trajectories=trajs[20:])
+    rt.ingest.delete(namespace="default", episode_id=first[0].id)
+    rt.ingest.delete(namespace="default", episode_id=first[1].id)
+    rt.db.close()  # no final snapshot: as if the process died here
 
     calls = embedder.calls
     rt2 = Runtime(settings, embedder=embedder).start(background=False)
@@ -81,20 +81,20 @@ def test_large_namespace_switches_to_ivf_and_restarts_from_it(settings, embedder
     try:
         index = rt.vectors.namespace("default")
         index.approx = replace(index.approx, above=0)  # hold the switch back to get exact answers first
-        rt.memory.ingest(namespace="default", trajectories=trajs)
-        exact = {q: [h.record.id for h in rt.memory.search(namespace="default", text=q, k=5)] for q in QUERIES}
+        rt.ingest.ingest(namespace="default", trajectories=trajs)
+        exact = {q: [h.episode.id for h in rt.retrieval.search(namespace="default", text=q, k=5)] for q in QUERIES}
         assert index.kind == "flat" and not index.wants_build()
         index.approx = replace(index.approx, above=150)
         assert index.wants_build()
         rt.vectors.maintain()  # starts the build in the background
         index.wait_for_build(timeout=60)
-        assert index.kind == "ivf_sq8" and rt.memory.stats(namespace="default")["index_type"].startswith("IndexIVF")
-        approx = {q: [h.record.id for h in rt.memory.search(namespace="default", text=q, k=5)] for q in QUERIES}
+        assert index.kind == "ivf_sq8" and rt.catalog.stats(namespace="default")["index_type"].startswith("IndexIVF")
+        approx = {q: [h.episode.id for h in rt.retrieval.search(namespace="default", text=q, k=5)] for q in QUERIES}
         overlap = sum(len(set(exact[q]) & set(approx[q])) for q in QUERIES) / sum(map(len, exact.values()))
         assert overlap >= 0.9
         victim = approx[QUERIES[0]][0]
-        rt.memory.delete(namespace="default", episode_id=victim)
-        assert victim not in [r.record.id for r in rt.memory.search(namespace="default", text=QUERIES[0], k=5)]
+        rt.ingest.delete(namespace="default", episode_id=victim)
+        assert victim not in [r.episode.id for r in rt.retrieval.search(namespace="default", text=QUERIES[0], k=5)]
         rt.vectors.snapshot(force=True)
     finally:
         rt.close()

@@ -14,6 +14,7 @@ from opentelemetry.trace import SpanKind
 
 from ems_service import EmbeddedServer, Settings, tracing
 from ems_service.keys import KeyRing
+from ems_service.repositories import KeyRepository
 from webcoach import Client, traceparent
 
 TASK = "Order the Zebra-Quokka-7731 teapot in jade green"  # distinctive: must never reach an exporter
@@ -117,7 +118,7 @@ def test_no_content_in_any_attribute(spans, make_client, settings):
     none of them, nor any part of them, appears in a span name or attribute."""
     with make_client(_traced_settings(settings)) as client:
         rt = client.app.state.runtime
-        _, key = KeyRing(rt.store).create(namespace="tenant-a", role="writer")
+        _, key = KeyRing(KeyRepository(rt.db)).create(namespace="tenant-a", role="writer")
         rt.keys.refresh()
         auth = {"Authorization": f"Bearer {key}"}
         assert client.post("/v1/episodes", json=_run() | {"outcome": {"success": False}}, headers=auth).status_code == 201

@@ -15,10 +15,22 @@ from ems_service.config import VectorSettings
 from ems_service.db import upgrade
 from ems_service.index import Query, build_backend
 from ems_service.index.pgvector_schema import DIMENSION
-from ems_service.store import Store
+from ems_service.repositories import Database, EpisodeRepository, IndexFeed
 from tests.pgvector_server import reset_schema
 
 N = 3000
+
+
+class Store(IndexFeed):
+    """What a backend reads (the feed), plus the episodes repository the tests write through."""
+
+    def __init__(self, url: str) -> None:
+        self.episodes = EpisodeRepository(Database(url))
+        super().__init__(self.episodes.db, self.episodes)
+        self.url = url
+
+    def close(self) -> None:
+        self.db.close()
 DOMAINS = ["shop.com", "news.org", "air.travel", "bank.net", "mail.io"]
 
 
@@ -57,7 +69,7 @@ def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     eps = _episodes(N)
     ids = []
     for start in range(0, N, 500):
-        ids += store.insert_episodes(eps[start:start + 500], vecs[start:start + 500], "m")
+        ids += store.episodes.insert(eps[start:start + 500], vecs[start:start + 500], "m")
     with store.session() as s:  # as autovacuum would soon: the planner sees 3000 rows, not an empty table
         s.execute(text("ANALYZE episodes"))
     yield store, settings, ids, vecs
@@ -179,10 +191,10 @@ def test_deletes_and_relabels_keep_both_backends_in_step(table):
     store, _, ids, vecs = table
     faiss, pg = _backends(table, "exact")
     victims = ids[:25]
-    store.delete("ns", victims, reason="test")
+    store.episodes.delete("ns", victims, reason="test")
     faiss.remove("ns", victims)
-    store.relabel("ns", ids[30], success=True, label_source="judge", verified=True, trust=1.0)
-    row = store.get("ns", ids[30])
+    store.episodes.relabel("ns", ids[30], success=True, label_source="judge", verified=True, trust=1.0)
+    row = store.episodes.get("ns", ids[30])
     from ems_service.index import IndexRow
 
     faiss.add("ns", [IndexRow(row.id, vecs[30], row.domain, True, row.task_id)])
@@ -199,14 +211,14 @@ def test_rows_stored_under_faiss_get_their_vectors_when_pgvector_starts(table):
     store, settings, _, vecs = table
     plain = Store(store.url)  # writes no vector column, as under the FAISS backend
     try:
-        extra = plain.insert_episodes(_episodes(N + 40)[N:], _vectors(40, seed=9), "m")
+        extra = plain.episodes.insert(_episodes(N + 40)[N:], _vectors(40, seed=9), "m")
     finally:
         plain.close()
     faiss, pg = _backends(table, "exact")
     assert set(extra) <= pg.ids("ns") and pg.ids("ns") == faiss.ids("ns")
     q = _vectors(40, seed=9)[3]
     assert pg.search("ns", _query(q, FILTERS[0]))[0].id == extra[3]
-    store.delete("ns", extra, reason="test")
+    store.episodes.delete("ns", extra, reason="test")
 
 
 def test_the_pgvector_backend_refuses_sqlite_and_a_database_without_the_column(tmp_path):
@@ -242,11 +254,11 @@ def test_pgvector_start_refuses_a_namespace_whose_newest_vectors_are_another_mod
     plain = Store(store.url)
     try:
         episode = condense(Trajectory(task="another model's run", steps=[Step(action="click[1]")]), namespace="ns2")
-        (row,) = plain.insert_episodes([episode], _vectors(1, seed=11), "other-model")
+        (row,) = plain.episodes.insert([episode], _vectors(1, seed=11), "other-model")
     finally:
         plain.close()
     try:
         with pytest.raises(DimensionMismatch, match="other-model"):
             _backends(table, "exact")
     finally:
-        store.delete("ns2", [row], reason="test")
+        store.episodes.delete("ns2", [row], reason="test")

@@ -144,7 +144,7 @@ def test_looking_changes_nothing(keyed):
     for path in (f"/ui/episodes/{episode_id}", "/ui/search?q=flights", "/ui/lessons",
                  "/ui/experience?url=https://www.kayak.com/flights"):
         assert client.get(path).status_code == 200, path
-    rt.memory.flush_touches()
+    rt.retrieval.flush_touches()
     assert client.get(f"/v1/episodes/{episode_id}", headers=h(keys["a"])).json()["retrieval_count"] == 0
     assert client.get("/v1/events", headers=h(keys["a"])).json()["items"] == events
 

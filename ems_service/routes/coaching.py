@@ -1,15 +1,15 @@
-"""Coaching: stateless POST /v1/coach and live sessions."""
+"""Coaching routes: stateless POST /v1/coach and live sessions."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 
 from coach import Guidance
 from condenser import derive_task_id
-from ems_service.auth import DOWNGRADE_NOTE, namespace_of, role_of
+from ems_service.auth import DOWNGRADE_NOTE
 from ems_service.limits import within_limits
-from ems_service.routes.deps import runtime
-from ems_service.runtime import Runtime
+from ems_service.repositories import LiveSession
+from ems_service.routes.deps import Checked, Coaching, Namespace, Role, Sessions
 from ems_service.schemas import (
     CoachRequest,
     FinishRequest,
@@ -19,20 +19,19 @@ from ems_service.schemas import (
     StepsAppend,
     StepsResponse,
 )
-from ems_service.tables import SessionRecord
 
 router = APIRouter(prefix="/v1", tags=["coach"])
 
 
-def _session(record: SessionRecord) -> SessionRead:
+def _session(record: LiveSession) -> SessionRead:
     return SessionRead(id=record.id, status=record.status, n_steps=record.n_steps, task=record.trajectory["task"],
                        episode_id=record.episode_id, created_at=record.created_at, updated_at=record.updated_at)
 
 
 @router.post("/coach", response_model=Guidance)
 @within_limits
-def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime),
-          namespace: str = Depends(namespace_of)) -> Guidance:
+def coach(body: CoachRequest, response: Response, coaching: Coaching, namespace: Namespace,
+          limits: Checked) -> Guidance:
     """Guidance for a partial run (silence unless the risk and the evidence warrant it).
 
     The `Server-Timing` header splits the time into embed / search / risk / guidance.
@@ -40,7 +39,7 @@ def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime)
     exclude = body.exclude_task_id
     if body.exclude_own_task and exclude is None:
         exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
-    guidance, timings = rt.coach.coach(namespace=namespace, run=body.trajectory, k=body.k,
+    guidance, timings = coaching.guide(namespace=namespace, run=body.trajectory, k=body.k,
                                        exclude_task_id=exclude, domain=body.domain)
     response.headers["Server-Timing"] = timings.header()
     return guidance
@@ -48,43 +47,42 @@ def coach(body: CoachRequest, response: Response, rt: Runtime = Depends(runtime)
 
 @router.post("/sessions", status_code=201, response_model=SessionRead)
 @within_limits
-def start_session(body: SessionCreate, rt: Runtime = Depends(runtime),
-                  namespace: str = Depends(namespace_of)) -> SessionRead:
+def start_session(body: SessionCreate, sessions: Sessions, namespace: Namespace, limits: Checked) -> SessionRead:
     """Start a live run."""
-    return _session(rt.sessions.start(namespace=namespace, run=body))
+    return _session(sessions.start(namespace=namespace, run=body))
 
 
 @router.get("/sessions/{session_id}", response_model=SessionRead)
 @within_limits
-def get_session(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> SessionRead:
+def get_session(session_id: str, sessions: Sessions, namespace: Namespace, limits: Checked) -> SessionRead:
     """A session's state."""
-    return _session(rt.sessions.get(namespace=namespace, session_id=session_id))
+    return _session(sessions.get(namespace=namespace, session_id=session_id))
 
 
 @router.post("/sessions/{session_id}/steps", response_model=StepsResponse)
 @within_limits
-def append_steps(session_id: str, body: StepsAppend, rt: Runtime = Depends(runtime),
-                 namespace: str = Depends(namespace_of)) -> StepsResponse:
+def append_steps(session_id: str, body: StepsAppend, sessions: Sessions, namespace: Namespace,
+                 limits: Checked) -> StepsResponse:
     """Append one or more steps (held to the same limits as a posted run); the guidance is returned inline when
     the coach intervenes."""
-    record, guidance = rt.sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
+    record, guidance = sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
     return StepsResponse(session_id=record.id, n_steps=record.n_steps, guidance=guidance if guidance.intervene else None)
 
 
 @router.get("/sessions/{session_id}/coaching", response_model=Guidance)
 @within_limits
-def coaching(session_id: str, rt: Runtime = Depends(runtime), namespace: str = Depends(namespace_of)) -> Guidance:
+def coaching(session_id: str, sessions: Sessions, namespace: Namespace, limits: Checked) -> Guidance:
     """The coaching for the run so far."""
-    return rt.sessions.coaching(namespace=namespace, session_id=session_id)
+    return sessions.coaching(namespace=namespace, session_id=session_id)
 
 
 @router.post("/sessions/{session_id}/finish", response_model=FinishResponse)
 @within_limits
-def finish(session_id: str, body: FinishRequest, rt: Runtime = Depends(runtime),
-           namespace: str = Depends(namespace_of), role: str = Depends(role_of)) -> FinishResponse:
+def finish(session_id: str, body: FinishRequest, sessions: Sessions, namespace: Namespace, role: Role,
+           limits: Checked) -> FinishResponse:
     """Finish the run: it is condensed into an episode (same ingest path, dedup and trust gate), searchable at
     once."""
-    record, result = rt.sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome, role=role)
+    record, result = sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome, role=role)
     return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated,
                           label_downgraded=result.label_downgraded,
                           notes=[DOWNGRADE_NOTE] if result.label_downgraded else [])

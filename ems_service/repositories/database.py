@@ -1,0 +1,79 @@
+"""The database handle: engine, short transactions (driver errors translated once, here), cluster-wide try-locks."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from sqlalchemy import Engine, select, text
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ems_service.db import make_engine
+from ems_service.errors import ReadOnly, StoreUnavailable, ValidationFailed
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def aware(value: datetime) -> datetime:
+    """A UTC-aware datetime (SQLite hands back naive ones)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Database:
+    """One engine per process; the repositories share it and open one short transaction per method."""
+
+    def __init__(self, url: str, *, engine: Engine | None = None) -> None:
+        self.url = url
+        self.engine = engine or make_engine(url)
+        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.read_only = False
+
+    def detect_standby(self) -> bool:
+        """Whether the database is a streaming standby (read-only): then events of reads are not recorded."""
+        if self.engine.dialect.name == "postgresql":
+            with self.session() as s:
+                self.read_only = bool(s.execute(text("SELECT pg_is_in_recovery()")).scalar())
+        return self.read_only
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A transaction; database outages become StoreUnavailable (503), a standby's refusal ReadOnly (405)."""
+        try:
+            with self._sessions.begin() as session:
+                yield session
+        except IntegrityError:
+            raise
+        except DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) == "25006":  # read_only_sql_transaction: a standby
+                raise ReadOnly("this replica's database is read-only: send writes to the primary") from exc
+            if isinstance(exc, DataError):  # a value the database cannot hold: the request's fault, not an outage
+                raise ValidationFailed(f"the database refused a value: {type(exc.orig).__name__ if exc.orig else exc}") from exc
+            raise StoreUnavailable(f"database unavailable: {type(exc.orig).__name__ if exc.orig else exc}") from exc
+
+    def ping(self) -> None:
+        with self.session() as s:
+            s.execute(select(1))
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """A cluster-wide try-lock (PostgreSQL advisory lock); True when this process holds it."""
+        if self.engine.dialect.name != "postgresql":
+            yield True
+            return
+        key = int(hashlib.sha256(name.encode()).hexdigest()[:15], 16)
+        with self.engine.connect() as conn:
+            got = bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar())
+            try:
+                yield got
+            finally:
+                if got:
+                    conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                conn.commit()
