@@ -183,7 +183,7 @@ def _ingest_rate(rt: Runtime, n_batches: int = 8) -> float:
 
     started = time.perf_counter()
     for eps, vec in batches:
-        ids = rt.store.insert_episodes(eps, vec, rt.embedder.name)
+        ids = rt.episodes.insert(eps, vec, rt.embedder.name)
         rt.vectors.add("default", [IndexRow(i, v, e.domain, e.success, e.task_id) for i, v, e in
                                    zip(ids, vec, eps, strict=True)])
     return round(n_batches * 32 / (time.perf_counter() - started), 1)
@@ -231,7 +231,7 @@ def run(sizes: list[int], work: Path) -> dict:
                             vector={"backend": "pgvector"}, coach={"refit_every": 0}, index={"capacity": 5_000_000})
         rt = Runtime(settings, embedder=embedder).start(background=False)
         runs = [ln.trajectory for name in DEV_FILES for ln in read_jsonl(DATA / name) if ln.trajectory]
-        rt.memory.ingest(namespace="default", trajectories=runs)
+        rt.ingest.ingest(namespace="default", trajectories=runs)
         rt.close()
         for n in sizes:
             fill_s = _fill(url, n)
