@@ -31,15 +31,17 @@ class DevVectors:
     domains: list[str | None]
     success: list[bool | None]
     queries: np.ndarray  # task texts of the dev runs, embedded (real queries)
+    query_domains: list[str | None]  # the site of each query's run (an agent's own-site filter)
 
 
 def dev_vectors(embedder: Embedder, *, max_queries: int = 300) -> DevVectors:
     episodes = [condense(ln.trajectory) for name in DEV_FILES for ln in read_jsonl(DATA / name) if ln.trajectory]
     vectors = embedder.embed([ep.embed_text for ep in episodes])
     rng = np.random.default_rng(7)
-    tasks = [episodes[i].task for i in rng.permutation(len(episodes))[:max_queries]]
+    picked = rng.permutation(len(episodes))[:max_queries]
     return DevVectors(vectors.astype(np.float32), [ep.domain for ep in episodes], [ep.success for ep in episodes],
-                      embedder.embed(tasks).astype(np.float32))
+                      embedder.embed([episodes[i].task for i in picked]).astype(np.float32),
+                      [episodes[i].domain for i in picked])
 
 
 def replicate(base: np.ndarray, n: int, *, seed: int = 0, chunk: int = 100_000) -> np.ndarray:

@@ -41,10 +41,15 @@ class VectorSettings(BaseModel):
                            "recall@10 0.95 at 100k in benchmarks/pgvector.py")
     rerank: int = Field(4, ge=1, le=64, description="pgvector: HNSW candidates (half precision) per wanted hit, "
                                                   "re-scored exactly")
-    max_scan_tuples: int = Field(20_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
-                                                         "for a filtered search (hnsw.max_scan_tuples)")
-    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count is reused "
-                                                      "for the capacity check")
+    max_scan_tuples: int = Field(2_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
+                                                        "for a filtered search (hnsw.max_scan_tuples); a walk "
+                                                        "that gives up is answered by an exact scan of the "
+                                                        "filtered rows. 2,000: a walk that long costs about what "
+                                                        "an exact scan of exact_below rows does, so a filter far "
+                                                        "from the query wastes little before the exact scan")
+    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count (for the "
+                                                      "capacity check) and a filter's capped count (for auto's "
+                                                      "plan) are reused")
 
 
 class EmbedderSettings(BaseModel):

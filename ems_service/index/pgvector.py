@@ -7,7 +7,9 @@ by the episode's INSERT (Store.write_vectors_into), so it commits, is relabelled
 Search: a filter that keeps at most `exact_below` rows (counted with a capped count) is scanned exactly; above it
 the HNSW index on the half-precision cast gives `k * rerank` candidates, re-scored in float32 and re-sorted (the
 pattern pgvector documents for an iterative scan, `hnsw.iterative_scan = relaxed_order`, which keeps walking the
-graph until the filtered query has its rows). Exact mode gives the FAISS backend's ids in the same order.
+graph until the filtered query has its rows). When that walk ends short of its candidates (it gave up at
+`max_scan_tuples`: the filter's rows lie far from the query, e.g. another site's), the filtered rows are scanned
+exactly instead, so a filter never costs recall. Exact mode gives the FAISS backend's ids in the same order.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _BACKFILL_BATCH = 1000
+_PLANS_KEPT = 4096  # filters whose capped count is remembered for count_ttl_s
 
 
 def episodes_with_vectors() -> Table:
@@ -59,6 +63,7 @@ class PgvectorBackend:
         self.settings = settings
         self.model = model
         self._counts: dict[str, tuple[int, float]] = {}
+        self._plans: OrderedDict[tuple, tuple[bool, float]] = OrderedDict()  # filter -> (exact?, when counted)
         self._lock = threading.Lock()
         self._q = bindparam("q", type_=VECTOR(DIMENSION))
         self.standby = False
@@ -138,6 +143,7 @@ class PgvectorBackend:
     def remove(self, namespace: str, ids: list[int]) -> None:
         with self._lock:
             self._counts.pop(namespace, None)
+            self._plans.clear()
 
     # -- reads ------------------------------------------------------------------------------------------------
 
@@ -188,6 +194,13 @@ class PgvectorBackend:
         with self.store.session() as s:
             sql, params = self._statement(s, namespace, query)
             rows = s.execute(text(sql).bindparams(self._q), params).all()
+            if "pool" in params and (not rows or rows[0].pooled < params["pool"]):
+                # The walk ended before it had `pool` candidates: either fewer rows exist (an exact scan of them
+                # is cheap) or the iterative scan gave up at hnsw.max_scan_tuples because the filter's rows lie
+                # far from the query in the graph (a site other than the query's). Only an exact scan of the
+                # filtered rows then has the true nearest ones.
+                sql, params = self._exact_statement(namespace, query)
+                rows = s.execute(text(sql).bindparams(self._q), params).all()
         return [Hit(int(r.id), float(r.score)) for r in rows]
 
     def explain(self, namespace: str, query: Query) -> str:
@@ -202,11 +215,9 @@ class PgvectorBackend:
         vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
         if vector.shape[0] != DIMENSION:
             raise DimensionMismatch(f"query dimension {vector.shape[0]} != index dimension {DIMENSION}")
-        exact = self._exact(s, namespace, query, where, params)
+        if self._exact(s, namespace, query, where, params):
+            return self._exact_statement(namespace, query)
         params.update(q=vector, k=query.k)
-        if exact:
-            return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
-                    f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
         pool = query.k * self.settings.rerank
         s.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', "
                        "'relaxed_order', true), set_config('hnsw.max_scan_tuples', :scan, true)"),
@@ -214,7 +225,15 @@ class PgvectorBackend:
         params["pool"] = pool
         return (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
                 f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "
-                "SELECT id, -(v <#> :q) AS score FROM c ORDER BY v <#> :q, id LIMIT :k"), params
+                "SELECT id, -(v <#> :q) AS score, (SELECT count(*) FROM c) AS pooled FROM c "
+                "ORDER BY v <#> :q, id LIMIT :k"), params
+
+    def _exact_statement(self, namespace: str, query: Query) -> tuple[str, dict]:
+        """An exact scan of the rows the filter keeps (the FAISS backend's ids in the same order)."""
+        where, params = _where(namespace, query)
+        params.update(q=np.asarray(query.vector, dtype=np.float32).reshape(-1), k=query.k)
+        return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
+                f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
 
     def _exact(self, s: Session, namespace: str, query: Query, where: str, params: dict) -> bool:
         """Whether to scan exactly: by mode, or (auto) when the filter keeps at most `exact_below` rows."""
@@ -223,9 +242,21 @@ class PgvectorBackend:
             return mode == "exact"
         if not query.filtered:
             return self.count(namespace) <= self.settings.exact_below
+        key = (namespace, query.domain, query.success, query.exclude_task_id)
+        now = time.monotonic()
+        with self._lock:
+            known = self._plans.get(key)
+        if known is not None and now - known[1] <= self.settings.count_ttl_s:
+            return known[0]
         capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {where} LIMIT :cap) c"),
                            {**params, "cap": self.settings.exact_below + 1}).scalar()
-        return int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
+        exact = int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
+        with self._lock:  # a stale plan costs time, not recall (a walk that falls short is redone exactly)
+            self._plans[key] = (exact, now)
+            self._plans.move_to_end(key)
+            if len(self._plans) > _PLANS_KEPT:
+                self._plans.popitem(last=False)
+        return exact
 
 
 def _with_domain(query: Query, domain: str) -> Query:

@@ -76,10 +76,10 @@ def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
-def _backends(table, search: str, exact_below: int = 5000, ef_search: int | None = None):
+def _backends(table, search: str, exact_below: int = 5000, ef_search: int | None = None, **tuning):
     store, settings, _, _ = table
     vector = VectorSettings(backend="pgvector", search=search, exact_below=exact_below,
-                            **({} if ef_search is None else {"ef_search": ef_search}))
+                            **({} if ef_search is None else {"ef_search": ef_search}), **tuning)
     faiss = build_backend(settings.model_copy(update={"vector": VectorSettings()}), store, model="m",
                           dimension=DIMENSION)
     pg = build_backend(settings.model_copy(update={"vector": vector}), store, model="m", dimension=DIMENSION)
@@ -133,6 +133,58 @@ def test_hnsw_mode_recall_at_10_for_every_filter(table, search):
         worst = min(worst, found / wanted)
         assert found / wanted >= 0.95, (flt, found / wanted)
     print(f"pgvector {search}: worst recall@10 over {len(FILTERS)} filter combinations = {worst:.3f}")
+
+
+@pytest.mark.parametrize("search", ["hnsw", "auto"])
+def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, search):
+    """An iterative scan that stops at hnsw.max_scan_tuples before it has its candidates (the filter's rows lie far
+    from the query in the graph) must not return what it happened to pass: the filtered rows are scanned exactly."""
+    from sqlalchemy import text
+
+    store = table[0]
+    faiss, pg = _backends(table, search, exact_below=100, ef_search=40, max_scan_tuples=60)
+    flt = {"domain": "news.org", "success": False, "exclude_task_id": None, "prefer_domain": None}  # ~1 row in 16
+    gave_up = 0
+    for q in _queries(table[3], 40):
+        query = _query(q, flt)
+        with store.session() as s:  # the walk alone, as the backend first runs it
+            sql, params = pg._statement(s, "ns", query)
+            walked = s.execute(text(sql).bindparams(pg._q), params).all()
+        if walked and walked[0].pooled >= params["pool"]:
+            continue
+        gave_up += 1
+        got, truth = pg.search("ns", query), faiss.search("ns", query)
+        assert {h.id for h in got} == {h.id for h in truth}
+        assert np.allclose([h.score for h in got], [h.score for h in truth], atol=1e-5)
+    print(f"the walk gave up for {gave_up} of 40 queries")
+    assert gave_up >= 10, "the walk must give up for some queries, or this test tests nothing"
+
+
+def test_auto_counts_a_filter_once_per_count_ttl(table):
+    """The capped count that picks auto's plan is remembered per filter for count_ttl_s, so repeated searches with
+    one filter (an agent's own site) pay one count; a delete forgets it."""
+    from sqlalchemy import event
+
+    store, _, ids, vecs = table
+    _, pg = _backends(table, "auto", exact_below=100, count_ttl_s=3600)
+    counts = []
+
+    def seen(conn, cursor, statement, *args) -> None:
+        counts.extend([statement] if "LIMIT %(cap)s" in statement else [])
+
+    event.listen(store.engine, "before_cursor_execute", seen)
+    try:
+        flt = {"domain": "news.org", "success": True, "exclude_task_id": None, "prefer_domain": None}
+        first = [pg.search("ns", _query(q, flt)) for q in vecs[:5]]
+        assert len(counts) == 1
+        assert [pg.search("ns", _query(q, flt)) for q in vecs[:5]] == first
+        pg.search("ns", _query(vecs[0], {**flt, "success": False}))
+        assert len(counts) == 2
+        pg.remove("ns", [])
+        pg.search("ns", _query(vecs[0], flt))
+        assert len(counts) == 3
+    finally:
+        event.remove(store.engine, "before_cursor_execute", seen)
 
 
 def test_deletes_and_relabels_keep_both_backends_in_step(table):
