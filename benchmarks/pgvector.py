@@ -301,13 +301,46 @@ def headline(result: dict) -> dict:
             "ef_search": VectorSettings().ef_search}
 
 
+def markdown(result: dict) -> str:
+    """The README's tables from a result file (`--table`)."""
+    sizes = sorted(result["sizes"], key=int)
+    cols = ["faiss_ivf", *(f"pgvector_hnsw_ef{ef}" for ef in EF_SWEEP), "pgvector_auto", "pgvector_exact"]
+    names = ["FAISS (IVF-SQ8)", *(f"pgvector HNSW ef {ef}" for ef in EF_SWEEP), "pgvector auto", "pgvector exact"]
+    lines = [f"| {' / '.join(f'{int(n) // 1000}k' if int(n) < 10**6 else f'{int(n) // 10**6}M' for n in sizes)} "
+             f"| {' | '.join(names)} |", "|---" * (len(cols) + 1) + "|"]
+    for path, label in (("unfiltered", "unfiltered"), ("own_site", "own site"), ("other_site", "other site (2.3%)")):
+        cells = [" · ".join(f"{result['sizes'][n][c][path]['p50_ms']:.1f} / {result['sizes'][n][c][path]['p99_ms']:.1f}"
+                            for n in sizes) for c in cols]
+        lines.append(f"| {label} p50 / p99 ms | {' | '.join(cells)} |")
+        cells = [" · ".join(f"{result['sizes'][n][c][path]['recall10']:.3f} ({result['sizes'][n][c][path]['recall10_ids']:.3f})"
+                            for n in sizes) for c in cols]
+        lines.append(f"| {label} recall@10 (by id) | {' | '.join(cells)} |")
+    lines += ["", f"| | {' | '.join(f'FAISS {n}' for n in sizes)} | {' | '.join(f'pgvector {n}' for n in sizes)} |",
+              "|---" * (2 * len(sizes) + 1) + "|"]
+    rows = [("backend start (s)", lambda r, b: r[f"{b}_ivf" if b == "faiss" else f"{b}_auto"]["start_s"]),
+            ("`webcoach serve` ready (s)", lambda r, b: r[f"serve_{b}"]["ready_s"]),
+            ("API replica RSS after 200 searches (MB)", lambda r, b: r[f"serve_{b}"]["rss_mb"]),
+            ("ingest, INSERT + index, 32 a batch (episodes/s)",
+             lambda r, b: r[f"{b}_ivf" if b == "faiss" else f"{b}_auto"]["ingest_eps"])]
+    for label, get in rows:
+        cells = [f"{get(result['sizes'][n], b):,}" for b in ("faiss", "pgvector") for n in sizes]
+        lines.append(f"| {label} | {' | '.join(cells)} |")
+    lines.append(f"| HNSW build after the load (s) | {' | '.join([''] * len(sizes))} | "
+                 f"{' | '.join(str(result['sizes'][n]['hnsw_build_s']) for n in sizes)} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/pgvector.json"))
     parser.add_argument("--headline-only", action="store_true", help="recompute the headline of --out (after a "
                                                                      "change of the default ef_search)")
+    parser.add_argument("--table", action="store_true", help="print the README's tables from --out")
     args = parser.parse_args()
+    if args.table:
+        print(markdown(json.loads(args.out.read_text())))
+        return
     if args.headline_only:
         result = json.loads(args.out.read_text())
         result["headline"] = headline(result)
