@@ -13,12 +13,12 @@ from ems_service.index.base import Hit, IndexRow, Query, VectorBackend
 
 if TYPE_CHECKING:
     from ems_service.config import Settings
-    from ems_service.store import Store
+    from ems_service.repositories.index_feed import IndexFeed
 
 __all__ = ["Hit", "IndexRow", "Query", "VectorBackend", "build_backend"]
 
 
-def build_backend(settings: Settings, store: Store, *, model: str, dimension: int) -> VectorBackend:
+def build_backend(settings: Settings, store: IndexFeed, *, model: str, dimension: int) -> VectorBackend:
     """The configured backend (only its own library is imported)."""
     if settings.vector.backend == "pgvector":
         from ems_service.index.pgvector import PgvectorBackend

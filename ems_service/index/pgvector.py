@@ -2,7 +2,7 @@
 
 Nothing is held in the process: an API replica's memory and start-up time do not grow with the number of episodes,
 and every replica (or a read-only one on a streaming standby) sees what the primary committed. A vector is written
-by the episode's INSERT (Store.write_vectors_into), so it commits, is relabelled, deleted and evicted with its row.
+by the episode's INSERT (IndexFeed.write_vectors_into), so it commits, is relabelled, deleted and evicted with its row.
 
 Search: a filter that keeps at most `exact_below` rows (counted with a capped count) is scanned exactly; above it
 the HNSW index on the half-precision cast gives `k * rerank` candidates, re-scored in float32 and re-sorted (the
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from ems_service.config import VectorSettings
-    from ems_service.store import Store
+    from ems_service.repositories.index_feed import IndexFeed
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class PgvectorBackend:
 
     name = "pgvector"
 
-    def __init__(self, store: Store, settings: VectorSettings, *, model: str, dimension: int) -> None:
+    def __init__(self, store: IndexFeed, settings: VectorSettings, *, model: str, dimension: int) -> None:
         if store.engine.dialect.name != "postgresql":
             raise NotReady("EMS_VECTOR__BACKEND=pgvector needs PostgreSQL with the pgvector extension "
                            f"(EMS_DATABASE_URL is {store.engine.dialect.name}); use the faiss backend on SQLite")
