@@ -108,7 +108,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         runtime = Runtime(settings, embedder=embedder).start()
         tracing.instrument(runtime)  # spans around the runtime's parts, when tracing is on
-        app.state.runtime = runtime
+        app.state.runtime = dashboard.state.runtime = runtime  # the API's and the dashboard's dependencies
         try:
             async with mcp.running():
                 yield
@@ -149,7 +149,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     app.include_router(admin.router)
     app.add_middleware(RequestContext, limits=settings.limits)
     mcp = mcp_server.mount(app, settings)  # /mcp: the tools over streamable HTTP, behind the same keys
-    mount_ui(app, settings)  # /ui: the dashboard, in front of the API's key and JSON checks
+    dashboard = mount_ui(app, settings)  # /ui: the dashboard, in front of the API's key and JSON checks
     tracing.install(app, settings.tracing)  # outermost: every request's span, refusals included
     app.state.settings = settings
     return app

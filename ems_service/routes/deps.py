@@ -1,11 +1,14 @@
 """Route dependencies: each route names the services it calls as `Annotated[Service, Depends(...)]` types.
 
-Only this module looks up the process's runtime (the composition root); a route never sees it. The lookups are
+Only this module looks up the process's runtime (the composition root); a route never sees it. The dashboard's
+pages (ems_service.ui) take the same types: the composition root gives the dashboard app the same runtime. The lookups are
 async on purpose: FastAPI runs a sync dependency in its thread pool, one more thread handoff per request for a
 lookup that never blocks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -26,12 +29,29 @@ from ems_service.runtime import Runtime
 from ems_service.sessions import SessionService
 
 
-async def runtime(request: Request) -> Runtime:
-    """The process's runtime (503 while it starts)."""
+def _started(request: Request, starting: str) -> Runtime:
     rt: Runtime | None = getattr(request.app.state, "runtime", None)
     if rt is None or not rt.ready:
-        raise NotReady("the service is starting")
+        raise NotReady(starting)
     return rt
+
+
+async def runtime(request: Request) -> Runtime:
+    """The process's runtime (503 while it starts)."""
+    return _started(request, "the service is starting")
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What /readyz checks once the runtime has started: the database answers, and how big each index is."""
+
+    ping: Callable[[], None]
+    sizes: Callable[[], dict[str, int]]
+
+
+async def _readiness(request: Request) -> Readiness:
+    rt = _started(request, "indexes are loading")
+    return Readiness(ping=rt.db.ping, sizes=rt.vectors.sizes)
 
 
 _Runtime = Annotated[Runtime, Depends(runtime)]
@@ -92,5 +112,6 @@ Events = Annotated[EventRepository, Depends(_events)]
 Keys = Annotated[KeyRing, Depends(_keys)]
 Checked = Annotated[Limits, Depends(_limits)]  # the limits `within_limits` holds the route's input to
 Prometheus = Annotated[Metrics, Depends(_metrics)]
+Ready = Annotated[Readiness, Depends(_readiness)]
 Namespace = Annotated[str, Depends(namespace_of)]
 Role = Annotated[str, Depends(role_of)]

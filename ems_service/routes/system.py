@@ -6,9 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import PlainTextResponse
 
 from ems_service.auth import require_admin
-from ems_service.errors import NotReady
-from ems_service.routes.deps import Episodes, Namespace, Prometheus
-from ems_service.runtime import Runtime
+from ems_service.routes.deps import Episodes, Namespace, Prometheus, Ready
 
 router = APIRouter()
 
@@ -20,16 +18,13 @@ def healthz() -> dict:
 
 
 @router.get("/readyz", tags=["system"])
-def readyz(request: Request) -> dict:
+def readyz(request: Request, ready: Ready) -> dict:
     """The database answers and the indexes are loaded: `{status}` for anyone (no key needed); an admin key (or
     embedded mode) also gets `indexes`, the size of every namespace's index, which no tenant may see."""
-    rt: Runtime | None = getattr(request.app.state, "runtime", None)
-    if rt is None or not rt.ready:
-        raise NotReady("indexes are loading")
-    rt.db.ping()
+    ready.ping()
     if request.scope.get("state", {}).get("role") != "admin":
         return {"status": "ready"}
-    return {"status": "ready", "indexes": rt.vectors.sizes()}
+    return {"status": "ready", "indexes": ready.sizes()}
 
 
 @router.get("/v1/stats", tags=["system"])

@@ -9,10 +9,12 @@ from ems_service.config import Settings
 from ems_service.ui.app import DashboardGate, build_dashboard
 
 
-def mount_ui(app: FastAPI, settings: Settings) -> None:
-    """Serve the dashboard at /ui in front of `app` (call after the API's own middleware is added)."""
-    dashboard = build_dashboard(runtime_of=lambda: getattr(app.state, "runtime", None), limits=settings.limits)
+def mount_ui(app: FastAPI, settings: Settings) -> FastAPI:
+    """Serve the dashboard at /ui in front of `app` (call after the API's own middleware is added); returns the
+    dashboard app, whose `state.runtime` the composition root sets beside the API's."""
+    dashboard = build_dashboard(limits=settings.limits)
     app.add_middleware(DashboardGate, dashboard=dashboard)
+    return dashboard
 
 
 __all__ = ["mount_ui"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -23,7 +22,6 @@ from ems_service.auth import FailureLimiter
 from ems_service.config import LimitSettings
 from ems_service.errors import EMSError
 from ems_service.logs import request_id_var
-from ems_service.runtime import Runtime
 from ems_service.ui import episodes, knowledge, login, sessions
 from ems_service.ui.render import page
 
@@ -47,10 +45,11 @@ def _error(request: Request, status: int, detail: str) -> Response:
     return page(request, "error.html", status=status, title=TITLES.get(status, "Error"), detail=detail)
 
 
-def build_dashboard(*, runtime_of: Callable[[], Runtime | None], limits: LimitSettings) -> FastAPI:
-    """The /ui app: login, pages, static files, and HTML error pages in the API's error vocabulary."""
+def build_dashboard(*, limits: LimitSettings) -> FastAPI:
+    """The /ui app: login, pages, static files, and HTML error pages in the API's error vocabulary. Its pages
+    take the REST routes' services (ems_service.routes.deps), from the runtime the composition root puts in
+    `state.runtime`."""
     ui = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)
-    ui.state.runtime_of = runtime_of
     ui.state.login_failures = FailureLimiter(max_failures=limits.max_auth_failures,
                                              window_s=limits.auth_failure_window_s)
     for module in (login, episodes, knowledge, sessions):

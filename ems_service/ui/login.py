@@ -12,14 +12,15 @@ from __future__ import annotations
 import base64
 import binascii
 from dataclasses import dataclass
+from typing import Annotated
 from urllib.parse import parse_qs, urlsplit
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import RedirectResponse, Response
 
 from ems_service.auth import FailureLimiter
-from ems_service.errors import BadRequest, Forbidden, LimitExceeded, NotReady
-from ems_service.runtime import Runtime
+from ems_service.errors import BadRequest, Forbidden, LimitExceeded
+from ems_service.routes.deps import Keys
 from ems_service.ui.render import page
 
 COOKIE = "ems_ui_key"
@@ -44,14 +45,6 @@ class LoginRequired(Exception):
         self.reason = reason
 
 
-async def runtime(request: Request) -> Runtime:
-    """The service's runtime (503 while it starts), as the REST routes get it."""
-    rt: Runtime | None = request.app.state.runtime_of()
-    if rt is None or not rt.ready:
-        raise NotReady("the service is starting")
-    return rt
-
-
 def _key_from_cookie(request: Request) -> str | None:
     raw = request.cookies.get(COOKIE)
     if not raw:
@@ -62,19 +55,22 @@ def _key_from_cookie(request: Request) -> str | None:
         return None
 
 
-async def viewer(request: Request, rt: Runtime = Depends(runtime)) -> Viewer:
+async def viewer(request: Request, keys: Keys) -> Viewer:
     """The logged-in key's namespace and role (async: an in-memory lookup, no thread handoff)."""
-    if not rt.keys.enabled():
+    if not keys.enabled():
         return Viewer("default", "admin", None)
     key = _key_from_cookie(request)
     if key is None:
         raise LoginRequired()
-    info = rt.keys.resolve(key)
+    info = keys.resolve(key)
     if info is None:
         raise LoginRequired("unknown")
     if info.revoked:
         raise LoginRequired("revoked")
     return Viewer(info.namespace, info.role, key[:10])
+
+
+Who = Annotated[Viewer, Depends(viewer)]
 
 
 def same_origin(request: Request) -> None:
@@ -92,15 +88,15 @@ def _login_page(request: Request, status: int = 200, *, notice: str = "", error:
 
 
 @router.get("/login")
-async def login_form(request: Request, rt: Runtime = Depends(runtime)) -> Response:
+async def login_form(request: Request, keys: Keys) -> Response:
     """The login page (embedded mode has no keys: straight to the overview)."""
-    if not rt.keys.enabled():
+    if not keys.enabled():
         return RedirectResponse("/ui/", status_code=303)
     return _login_page(request, notice=REASONS.get(request.query_params.get("reason", ""), ""))
 
 
 @router.post("/login")
-async def login(request: Request, rt: Runtime = Depends(runtime)) -> Response:
+async def login(request: Request, keys: Keys) -> Response:
     """Check the key like the API would, then keep it in the session cookie."""
     same_origin(request)
     if (request.headers.get("content-type") or "").split(";")[0].strip() != "application/x-www-form-urlencoded":
@@ -119,7 +115,7 @@ async def login(request: Request, rt: Runtime = Depends(runtime)) -> Response:
     client = request.client.host if request.client else "?"
     if wait := limiter.blocked(client):
         return _login_page(request, 429, error=f"Too many unknown keys from this address; try again in {wait:.0f} s.")
-    info = rt.keys.resolve(key) if key and "\x00" not in key else None
+    info = keys.resolve(key) if key and "\x00" not in key else None
     if info is None:
         limiter.failed(client)
         return _login_page(request, 401, error="Unknown API key.")
