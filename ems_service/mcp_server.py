@@ -50,6 +50,8 @@ INSTRUCTIONS = (
 
 Caller = tuple[Runtime, str, str]  # (runtime, namespace, role)
 Identify = Callable[[Context], Caller]
+Use = Callable[[Runtime, str, str], Any]  # one operation, as (runtime, namespace, role)
+Call = Callable[[Context, dict[str, Any], Use], dict[str, Any]]
 StepList = list[Step]
 
 
@@ -64,15 +66,31 @@ def _plain(value: Any) -> Any:
 
 
 def build_server(identify: Identify) -> MCPServer:
-    """The tools, answering for whoever `identify` says the caller of a request is."""
+    """The tools, answering for whoever `identify` says the caller of a request is (listed in this order)."""
+    server = _new_server()
+    call = _caller(identify)
+    _search_tools(server, call)
+    _coaching_tools(server, call)
+    _episode_tools(server, call)
+    _knowledge_tools(server, call)
+    return server
+
+
+def _new_server() -> MCPServer:
+    """An MCPServer with no tools yet that leaves the process's logging as it found it."""
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
     server = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     root.handlers[:], root.level = handlers, level  # MCPServer sets up the root logger when it has no handler
     # a refused call is the caller's error, answered to the caller; the SDK would log each one at INFO with its text
     logging.getLogger("mcp.server.mcpserver").setLevel(logging.WARNING)
+    return server
 
-    def call(ctx: Context, arguments: dict[str, Any], use: Callable[[Runtime, str, str], Any]) -> dict[str, Any]:
+
+def _caller(identify: Identify) -> Call:
+    """How every tool runs its operation: as the caller `identify` names, with refusals as tool errors."""
+
+    def call(ctx: Context, arguments: dict[str, Any], use: Use) -> dict[str, Any]:
         """Run one operation as the caller; the service's refusals become tool errors that say what is wrong."""
         if (why := bad_text(_plain(arguments))) is not None:
             raise ToolError(f"ValidationFailed: {why}")
@@ -85,6 +103,12 @@ def build_server(identify: Identify) -> MCPServer:
             raise ToolError(f"ValidationFailed: {describe_validation_error(exc)}") from None
         return out.model_dump(mode="json") if isinstance(out, BaseModel) else out
 
+    return call
+
+
+def _search_tools(server: MCPServer, call: Call) -> None:
+    """search_memory: POST /v1/search."""
+
     @server.tool(structured_output=True)
     def search_memory(ctx: Context, text: str, k: int = 5, domain: str | None = None,
                       success: bool | None = None) -> dict[str, Any]:
@@ -94,6 +118,11 @@ def build_server(identify: Identify) -> MCPServer:
         return call(ctx, {"text": text, "domain": domain}, lambda rt, ns, role: search_routes.search(
             SearchRequest(text=text, k=k, domain=domain, success=success), retrieval=rt.retrieval, namespace=ns,
             limits=rt.limits))
+
+
+def _coaching_tools(server: MCPServer, call: Call) -> None:
+    """Coaching a run in progress: get_coaching (POST /v1/coach) and the live session's start_session, add_steps and
+    finish_session (/v1/sessions)."""
 
     @server.tool(structured_output=True)
     def get_coaching(ctx: Context, task: str, steps: StepList, start_url: str | None = None,
@@ -132,6 +161,10 @@ def build_server(identify: Identify) -> MCPServer:
             session_id, FinishRequest(outcome=Outcome(success=success, status=status)), sessions=rt.sessions,
             namespace=ns, role=role, limits=rt.limits))
 
+
+def _episode_tools(server: MCPServer, call: Call) -> None:
+    """add_episode: POST /v1/episodes."""
+
     @server.tool(structured_output=True)
     def add_episode(ctx: Context, task: str, steps: StepList, success: bool | None,
                     start_url: str | None = None, agent: str | None = None, model: str | None = None,
@@ -146,6 +179,11 @@ def build_server(identify: Identify) -> MCPServer:
         return call(ctx, fields, lambda rt, ns, role: episode_routes.ingest(
             Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}), Response(),
             ingest=rt.ingest, namespace=ns, role=role, limits=rt.limits))
+
+
+def _knowledge_tools(server: MCPServer, call: Call) -> None:
+    """What memory has distilled: recall_lessons (GET /v1/lessons, POST /v1/lessons/recall) and get_experience
+    (/v1/experience)."""
 
     @server.tool(structured_output=True)
     def recall_lessons(ctx: Context, command: str | None = None, error: str | None = None,
@@ -167,8 +205,6 @@ def build_server(identify: Identify) -> MCPServer:
         `confidence`, `steps` (P1/P2 only), `known_blockers` and `warnings`. Call before working on a URL."""
         return call(ctx, {"url": url, "intent": intent}, lambda rt, ns, role: memory_routes.experience(
             url=url, intent=intent, experience=rt.experience, namespace=ns, limits=rt.limits))
-
-    return server
 
 
 # -- streamable HTTP inside the API ---------------------------------------------------------------------------

@@ -1,0 +1,5 @@
+"""`python -m ems_service.cli`: the same as `webcoach`."""
+
+from ems_service.cli import main
+
+main()
