@@ -15,7 +15,7 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.select import Select
 from selenium.webdriver.support.ui import WebDriverWait
 
-from tests.ui.conftest import B_TASK, PAYLOAD, SESSION_TASK, SHOTS
+from tests.ems_service.ui.conftest import B_TASK, PAYLOAD, SESSION_TASK, SHOTS
 
 pytestmark = pytest.mark.slow
 

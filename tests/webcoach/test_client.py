@@ -13,7 +13,7 @@ import pytest
 from coach.models import SystemMessage
 from ems_service.dataset import to_trajectory
 from tests.conftest import dev_records
-from tests.sdk.conftest import free_port
+from tests.webcoach.conftest import free_port
 from webcoach import ApiError, AsyncClient, Client, Guidance, Step, append_guidance
 
 
