@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any, Literal
 
 from fastapi import FastAPI, Response
@@ -68,10 +69,9 @@ def _plain(value: Any) -> Any:
 def build_server(identify: Identify) -> MCPServer:
     """The tools, answering for whoever `identify` says the caller of a request is (listed in this order)."""
     server = _new_server()
-    call = _caller(identify)
+    call: Call = partial(_call, identify)
     _search_tools(server, call)
-    _coaching_tools(server, call)
-    _episode_tools(server, call)
+    _run_tools(server, call)
     _knowledge_tools(server, call)
     return server
 
@@ -87,23 +87,18 @@ def _new_server() -> MCPServer:
     return server
 
 
-def _caller(identify: Identify) -> Call:
-    """How every tool runs its operation: as the caller `identify` names, with refusals as tool errors."""
-
-    def call(ctx: Context, arguments: dict[str, Any], use: Use) -> dict[str, Any]:
-        """Run one operation as the caller; the service's refusals become tool errors that say what is wrong."""
-        if (why := bad_text(_plain(arguments))) is not None:
-            raise ToolError(f"ValidationFailed: {why}")
-        rt, namespace, role = identify(ctx)
-        try:
-            out = use(rt, namespace, role)
-        except EMSError as exc:
-            raise ToolError(f"{exc.name}: {exc.detail}") from None
-        except ValidationError as exc:
-            raise ToolError(f"ValidationFailed: {describe_validation_error(exc)}") from None
-        return out.model_dump(mode="json") if isinstance(out, BaseModel) else out
-
-    return call
+def _call(identify: Identify, ctx: Context, arguments: dict[str, Any], use: Use) -> dict[str, Any]:
+    """Run one operation as the caller; the service's refusals become tool errors that say what is wrong."""
+    if (why := bad_text(_plain(arguments))) is not None:
+        raise ToolError(f"ValidationFailed: {why}")
+    rt, namespace, role = identify(ctx)
+    try:
+        out = use(rt, namespace, role)
+    except EMSError as exc:
+        raise ToolError(f"{exc.name}: {exc.detail}") from None
+    except ValidationError as exc:
+        raise ToolError(f"ValidationFailed: {describe_validation_error(exc)}") from None
+    return out.model_dump(mode="json") if isinstance(out, BaseModel) else out
 
 
 def _search_tools(server: MCPServer, call: Call) -> None:
@@ -120,9 +115,9 @@ def _search_tools(server: MCPServer, call: Call) -> None:
             limits=rt.limits))
 
 
-def _coaching_tools(server: MCPServer, call: Call) -> None:
-    """Coaching a run in progress: get_coaching (POST /v1/coach) and the live session's start_session, add_steps and
-    finish_session (/v1/sessions)."""
+def _run_tools(server: MCPServer, call: Call) -> None:
+    """A run coached as it goes (get_coaching; start_session, add_steps, finish_session) or stored when done
+    (add_episode): POST /v1/coach, /v1/sessions, POST /v1/episodes."""
 
     @server.tool(structured_output=True)
     def get_coaching(ctx: Context, task: str, steps: StepList, start_url: str | None = None,
@@ -161,10 +156,6 @@ def _coaching_tools(server: MCPServer, call: Call) -> None:
             session_id, FinishRequest(outcome=Outcome(success=success, status=status)), sessions=rt.sessions,
             namespace=ns, role=role, limits=rt.limits))
 
-
-def _episode_tools(server: MCPServer, call: Call) -> None:
-    """add_episode: POST /v1/episodes."""
-
     @server.tool(structured_output=True)
     def add_episode(ctx: Context, task: str, steps: StepList, success: bool | None,
                     start_url: str | None = None, agent: str | None = None, model: str | None = None,
@@ -182,8 +173,7 @@ def _episode_tools(server: MCPServer, call: Call) -> None:
 
 
 def _knowledge_tools(server: MCPServer, call: Call) -> None:
-    """What memory has distilled: recall_lessons (GET /v1/lessons, POST /v1/lessons/recall) and get_experience
-    (/v1/experience)."""
+    """recall_lessons (GET /v1/lessons, POST /v1/lessons/recall) and get_experience (GET /v1/experience)."""
 
     @server.tool(structured_output=True)
     def recall_lessons(ctx: Context, command: str | None = None, error: str | None = None,
