@@ -1,9 +1,9 @@
 """Route dependencies: each route names the services it calls as `Annotated[Service, Depends(...)]` types.
 
 Only this module looks up the process's runtime (the composition root); a route never sees it. The dashboard's
-pages (ems_service.ui) take the same types: the composition root gives the dashboard app the same runtime. The lookups are
-async on purpose: FastAPI runs a sync dependency in its thread pool, one more thread handoff per request for a
-lookup that never blocks."""
+pages (ems_service.ui) take the same types: the composition root gives the dashboard app the same runtime. The
+lookups are async on purpose: FastAPI runs a sync dependency in its thread pool, one more thread handoff per
+request for a lookup that never blocks."""
 
 from __future__ import annotations
 
