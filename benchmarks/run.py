@@ -133,10 +133,8 @@ def markdown(out: dict) -> str:
             for route, levels in row["http"]["concurrency"].items():
                 for i, c in enumerate(levels):
                     o = off.get(route, [])[i] if i < len(off.get(route, [])) else None
-                    alt = (lambda key, fmt, o=o: f"; {format(o[key], fmt)}" if o else "")
-                    lines.append(f"| {route} | {c['clients']} | {c['throughput_rps']}{alt('throughput_rps', '')} | "
-                                 f"{c['p50_ms']:.1f}{alt('p50_ms', '.1f')} | {c['p99_ms']:.1f}{alt('p99_ms', '.1f')} | "
-                                 f"{c['errors']} |")
+                    cell = [f"{c[k]:.1f}" + (f"; {o[k]:.1f}" if o else "") for k in ("throughput_rps", "p50_ms", "p99_ms")]
+                    lines.append(f"| {route} | {c['clients']} | {' | '.join(cell)} | {c['errors']} |")
     if out.get("load"):
         a = out["load"]["all"]
         lines += ["", f"## Mixed load: {out['load']['clients']} clients, {out['load']['seconds']} s", "",
