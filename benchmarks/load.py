@@ -86,6 +86,7 @@ async def _load(url: str, records: list[dict], clients: int, seconds: float, see
     return {"clients": clients, "seconds": round(wall, 1),
             "routes": {r: {"requests": len(samples[r]), "errors": errors[r], **percentiles(samples[r] or [0.0])}
                        for r, _ in MIX},
+            "all": percentiles([t for v in samples.values() for t in v] or [0.0]),
             "total_requests": sum(len(v) for v in samples.values()), "total_errors": sum(errors.values()),
             "throughput_rps": round(sum(len(v) for v in samples.values()) / wall, 1)}
 

@@ -16,7 +16,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchmarks import core, peers, scale, search
+from benchmarks import core, load, peers, scale, search
 from benchmarks import embedder as embedder_bench
 from benchmarks.common import DATA, ROOT
 from benchmarks.data import dev_vectors
@@ -63,6 +63,10 @@ def headline(out: dict) -> dict:
         "search_p99_ms_1m": s1m[kind(1_000_000)]["search"]["p99_ms"] if s1m else None,
         "recall10_1m": s1m["ivf_sq8"]["recall10"] if s1m else None,
         "coach_p50_ms_100k": sc100.get("http", {}).get("coach", {}).get("p50_ms"),
+        "coach_p50_ms_1m": sc1m.get("http", {}).get("coach", {}).get("p50_ms"),
+        "coach_rps_16_100k": next((c["throughput_rps"] for c in sc100.get("http", {}).get("concurrency", {})
+                                   .get("coach", []) if c["clients"] == 16), None),
+        "mixed_p99_ms_32": out.get("load", {}).get("all", {}).get("p99_ms"),
         "restart_s_1m": sc1m.get("restart", {}).get("from_snapshot", {}).get("ready_s"),
         "bytes_per_episode_1m": s1m["ivf_sq8"]["bytes_per_episode"] if s1m else None,
         "embedder_speedup": out["embedder"]["embedder_speedup"],
@@ -123,11 +127,19 @@ def markdown(out: dict) -> str:
                          f"{warm['rss_bytes_per_episode']} |")
     for row in out["scale"]["sizes"]:
         if "concurrency" in row["http"]:
-            lines += ["", f"## Concurrency at {row['n']:,} episodes", "",
+            lines += ["", f"## Concurrency at {row['n']:,} episodes (embedder micro-batching on; off)", "",
                       "| route | clients | requests/s | p50 ms | p99 ms | errors |", "|---|---|---|---|---|---|"]
+            off = row["http"].get("concurrency_unbatched", {})
             for route, levels in row["http"]["concurrency"].items():
-                lines += [f"| {route} | {c['clients']} | {c['throughput_rps']} | {c['p50_ms']:.1f} | "
-                          f"{c['p99_ms']:.1f} | {c['errors']} |" for c in levels]
+                for i, c in enumerate(levels):
+                    o = off.get(route, [])[i] if i < len(off.get(route, [])) else None
+                    cell = [f"{c[k]:.1f}" + (f"; {o[k]:.1f}" if o else "") for k in ("throughput_rps", "p50_ms", "p99_ms")]
+                    lines.append(f"| {route} | {c['clients']} | {' | '.join(cell)} | {c['errors']} |")
+    if out.get("load"):
+        a = out["load"]["all"]
+        lines += ["", f"## Mixed load: {out['load']['clients']} clients, {out['load']['seconds']} s", "",
+                  f"every request: p50 {a['p50_ms']:.1f} ms, p99 {a['p99_ms']:.1f} ms, "
+                  f"{out['load']['throughput_rps']} requests/s, {out['load']['total_errors']} errors"]
     if out.get("peers"):
         lines += ["", "## Peers (same data, same run)", "", "| peer | ingest eps | search | ", "|---|---|---|"]
         for name, peer in out["peers"]["peers"].items():
@@ -168,6 +180,8 @@ def main(argv: list[str] | None = None) -> dict:
     out["search"] = search.run(dev, sizes, log=log)
     log("service at scale")
     out["scale"] = scale.run(emb, sizes, log=log)
+    log("mixed load: 32 clients, 60 s")
+    out["load"] = load.run("sqlite", clients=32, seconds=60)
     if not args.skip_peers:
         log("peers")
         texts = [condense(ln.trajectory).embed_text for ln in read_jsonl(DATA / "webcanvas.jsonl") if ln.trajectory]

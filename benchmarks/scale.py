@@ -32,6 +32,8 @@ from ems_service.index.faiss import snapshot_path
 from ems_service.index.faiss.snapshot import files as snapshot_files
 from ems_service.repositories import Database, EpisodeRepository, IndexFeed
 
+CLIENTS = (1, 4, 16, 32)
+
 
 def _env(work: Path) -> dict[str, str]:
     return {**os.environ, "EMS_DATABASE_URL": f"sqlite:///{work / 'scale.db'}", "EMS_DATA_DIR": str(work / "data"),
@@ -177,15 +179,20 @@ def http(work: Path, texts: list[str], coach: list[dict], *, with_coach: bool, c
             times, responses = _sequential(client, "/v1/coach", coach, 300)
             out["coach"] = {**percentiles(times), "split": _split(responses)}
         if concurrency:
-            out["concurrency"] = {
-                route: [asyncio.run(_concurrent(server.url, path, bodies, c, 100 * max(2, c // 2)))
-                        for c in (1, 4, 16)]
-                for route, path, bodies in (("search", "/v1/search", search_bodies), ("coach", "/v1/coach", coach))
-            }
+            out["concurrency"] = _concurrency(server.url, search_bodies, coach)
+    if concurrency:  # the same load with the embedder's micro-batching off (one text a model call, as before it)
+        with ServeProcess({**_env(work), "EMS_EMBEDDER__MAX_BATCH": "1"}) as server:
+            out["concurrency_unbatched"] = _concurrency(server.url, search_bodies, coach)
     return out
 
 
-def run(embedder: Embedder, sizes: list[int], *, coach_sizes: tuple[int, ...] = (10_000, 100_000),
+def _concurrency(url: str, search_bodies: list[dict], coach: list[dict]) -> dict:
+    """Throughput and latency of search and coach with 1 / 4 / 16 / 32 concurrent clients."""
+    return {route: [asyncio.run(_concurrent(url, path, bodies, c, 100 * max(2, c // 2))) for c in CLIENTS]
+            for route, path, bodies in (("search", "/v1/search", search_bodies), ("coach", "/v1/coach", coach))}
+
+
+def run(embedder: Embedder, sizes: list[int], *, coach_sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000),
         restart_sizes: tuple[int, ...] = (100_000, 1_000_000), concurrency_size: int = 100_000,
         log=print) -> dict:
     work = Path(tempfile.mkdtemp(prefix="ems-bench-scale-"))
