@@ -66,7 +66,8 @@ def _apply(path: Path, how: tuple) -> None:
 
 @pytest.mark.parametrize("kind", ["flat", "ivf"])
 def test_every_damaged_part_is_refused(tmp_path, kind):
-    """Each part (.faiss, .vectors.npy, .fields.npz) x each damage: load raises SnapshotUnusable (never a silent load)."""
+    """Each part (.faiss of an IVF, .vectors.npy, .fields.npz) x each damage: load raises SnapshotUnusable (never a
+    silent load)."""
     from ems_service.index.faiss import ApproxConfig
 
     approx = ApproxConfig(above=200, nprobe=4, rerank=2, exact_subset=0) if kind == "ivf" else None
@@ -79,7 +80,9 @@ def test_every_damaged_part_is_refused(tmp_path, kind):
     index.save(original, model="m")
     NamespaceIndex.load(original, model="m", dimension=DIM)  # intact
     failures, n = [], 0
-    for part in files(original)[:3]:
+    parts = [p for p in files(original)[:3] if p.exists()]
+    assert len(parts) == (3 if kind == "ivf" else 2)  # exact mode writes no FAISS index
+    for part in parts:
         for name, how in _damages(part.stat().st_size):
             work = tmp_path / f"case{n}"
             shutil.copytree(original.parent, work)
@@ -92,7 +95,7 @@ def test_every_damaged_part_is_refused(tmp_path, kind):
                 pass
             shutil.rmtree(work)
     assert not failures, failures
-    assert n >= 60
+    assert n >= 20 * len(parts)
 
 
 def test_a_manifest_without_checksums_is_not_trusted(tmp_path):
@@ -113,8 +116,9 @@ def test_a_manifest_without_checksums_is_not_trusted(tmp_path):
 
 @pytest.mark.faiss
 def test_a_damaged_snapshot_is_rebuilt_from_stored_vectors(settings, embedder):
-    """The reported case end to end: 4 KB of 0x7f inside the .faiss (similarities of 3e37 before) and the
-    .vectors.npy: the runtime notices, rebuilds from the table, and search scores stay cosines."""
+    """The reported case end to end: 4 KB of 0x7f inside the .vectors.npy and the .fields.npz (inside a .faiss it
+    gave similarities of 3e37 before): the runtime notices, rebuilds from the table, and search scores stay
+    cosines."""
     settings.coach.refit_every = 0
     tasks = [f"Buy item number {i} on shop.example.com" for i in range(40)]
     rt = Runtime(settings, embedder=embedder).start(background=False)
@@ -124,7 +128,7 @@ def test_a_damaged_snapshot_is_rebuilt_from_stored_vectors(settings, embedder):
         {"task": t, "start_url": "https://shop.example.com/", "steps": [{"action": f"click('#b{i}')"}]})
         for i, t in enumerate(tasks)])
     rt.close()
-    for part in (0, 1):
+    for part in (1, 2):
         path = files(snapshot_path(settings.data_dir, "default"))[part]
         _apply(path, ("overwrite", path.stat().st_size // 2, 4096, "0x7f"))
         rt = Runtime(settings, embedder=embedder).start(background=False)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import faiss
 import numpy as np
 
 from ems_service.config import IndexSettings
+from ems_service.index.faiss.vectors import gather
 
 # faiss compares queries x dimension with this threshold to choose BLAS for flat search; the default (128000)
 # keeps batches of up to 333 queries on the slow path (~6x slower measured here). Single queries stay off BLAS.
@@ -33,6 +35,10 @@ class ApproxConfig:
     exact_subset: int = _DEFAULTS.exact_subset  # filtered searches over at most this many vectors are brute force
     train_per_list: int = 64  # training sample per inverted list
     train_iterations: int = 10  # k-means iterations (the default 25 costs minutes at 1M for no recall)
+    lists_per_root: float = 4.0  # nlist ~ this x sqrt(n)
+    max_lists: int = 16384
+    coarse: str = "flat"  # "flat": every centroid scored per query; "hnsw": an HNSW graph over the centroids
+    coarse_ef: int = 64  # HNSW candidate list for the coarse search (at least nprobe)
 
     @classmethod
     def from_settings(cls, index: IndexSettings) -> ApproxConfig:
@@ -40,8 +46,8 @@ class ApproxConfig:
                    exact_subset=index.exact_subset)
 
     def nlist(self, n: int) -> int:
-        """Inverted lists for n vectors: about 4 sqrt(n), a power of two in [64, 16384]."""
-        return int(min(16384, max(64, 2 ** round(math.log2(max(1.0, 4 * math.sqrt(n)))))))
+        """Inverted lists for n vectors: about `lists_per_root` sqrt(n), a power of two in [64, max_lists]."""
+        return int(min(self.max_lists, max(64, 2 ** round(math.log2(max(1.0, self.lists_per_root * math.sqrt(n)))))))
 
 
 def set_threads(n: int) -> None:
@@ -59,34 +65,35 @@ def use_threads() -> None:
         _local.n = n
 
 
-def inner_products(matrix: np.ndarray, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """`matrix[positions] @ q` without gathering the rows first (FAISS reads them in place): 2.4x faster
-    than numpy for 5,000 rows of 384-d, measured here."""
-    if not (matrix.flags.c_contiguous and matrix.dtype == np.float32):  # read in place: it must be laid out so
-        raise TypeError("inner_products needs a C-contiguous float32 matrix")
-    positions = np.ascontiguousarray(positions, dtype=np.int64)
-    q = np.ascontiguousarray(q, dtype=np.float32)
-    out = np.empty(len(positions), dtype=np.float32)
-    faiss.fvec_inner_products_by_idx(faiss.swig_ptr(out), faiss.swig_ptr(q), faiss.swig_ptr(matrix),
-                                     faiss.swig_ptr(positions), matrix.shape[1], 1, len(positions))
-    return out
-
-
-def train_ivf(vectors: np.ndarray, ids: np.ndarray, config: ApproxConfig) -> faiss.IndexIVFScalarQuantizer:
-    """An IVF-SQ8 index (inner product) trained on a sample of `vectors` and holding all of them."""
-    dimension = vectors.shape[1]
-    nlist = config.nlist(len(ids))
-    quantizer = faiss.IndexFlatIP(dimension)
+def train_ivf(spans: list[tuple[int, np.ndarray]], ids: np.ndarray, alive: np.ndarray,
+              config: ApproxConfig) -> faiss.IndexIVFScalarQuantizer:
+    """An IVF-SQ8 index (inner product) trained on a sample of the rows (`spans`, as VectorBlocks.spans gives
+    them) where `alive` is set, and holding all of those, added block by block (no copy of the whole set)."""
+    dimension = spans[0][1].shape[1]
+    positions = np.flatnonzero(alive)
+    nlist = config.nlist(len(positions))
+    if config.coarse == "hnsw":
+        quantizer = faiss.IndexHNSWFlat(dimension, 32, faiss.METRIC_INNER_PRODUCT)
+        quantizer.hnsw.efConstruction = 80
+    else:
+        quantizer = faiss.IndexFlatIP(dimension)
     ivf = faiss.IndexIVFScalarQuantizer(quantizer, dimension, nlist, faiss.ScalarQuantizer.QT_8bit,
                                         faiss.METRIC_INNER_PRODUCT)
     ivf.cp.niter = config.train_iterations
     ivf.own_fields = True  # the IVF frees its quantizer
     quantizer.this.disown()
-    sample = min(len(ids), nlist * config.train_per_list)
-    rng = np.random.default_rng(len(ids))
-    train = vectors[rng.choice(len(ids), size=sample, replace=False)] if sample < len(ids) else vectors
-    ivf.train(train)
-    ivf.add_with_ids(vectors, ids)
+    sample = min(len(positions), nlist * config.train_per_list)
+    rng = np.random.default_rng(len(positions))
+    chosen = np.sort(rng.choice(positions, size=sample, replace=False)) if sample < len(positions) else positions
+    keep = np.zeros(len(alive), dtype=bool)
+    keep[chosen] = True
+    ivf.train(gather(spans, dimension, keep))
+    for start, rows in spans:
+        part = alive[start : start + len(rows)]
+        if part.all():
+            ivf.add_with_ids(rows, ids[start : start + len(rows)])
+        elif part.any():
+            ivf.add_with_ids(rows[part], ids[start : start + len(rows)][part])
     return ivf
 
 
@@ -98,31 +105,42 @@ def ivf_ids(ivf: faiss.IndexIVF) -> np.ndarray:
         for li in range(ivf.nlist) if invlists.list_size(li)])
 
 
-def search_params(ivf: faiss.IndexIVF, nprobe: int, selector: faiss.IDSelector | None) -> faiss.SearchParametersIVF:
+def has_graph_coarse(ivf: faiss.IndexIVF) -> bool:
+    """Whether the IVF's coarse quantizer is an HNSW graph (it then takes an efSearch per query)."""
+    return isinstance(faiss.downcast_index(ivf.quantizer), faiss.IndexHNSW)
+
+
+def search_params(ivf: faiss.IndexIVF, nprobe: int, selector: faiss.IDSelector | None,
+                  coarse_ef: int | None = None) -> faiss.SearchParametersIVF:
+    """IVF search parameters; `coarse_ef`: the HNSW coarse quantizer's candidate list (None: a flat quantizer)."""
     params = faiss.SearchParametersIVF()
     params.nprobe = min(ivf.nlist, nprobe)
     if selector is not None:
         params.sel = selector
+    if coarse_ef is not None:
+        coarse = faiss.SearchParametersHNSW()
+        coarse.efSearch = max(coarse_ef, params.nprobe)
+        params.quantizer_params = coarse
+        params.referenced_objects = [coarse]  # the SWIG field holds a bare pointer
     return params
 
 
-def selector_for(ids: np.ndarray, allowed: np.ndarray, alive: np.ndarray,
-                 watermark: int) -> tuple[faiss.IDSelector, object]:
-    """An id selector letting the ids where `allowed` is set through (`alive`: the rows FAISS holds), and what
-    must stay alive while it is used.
+def selector_for(let_through: np.ndarray, watermark: int,
+                 banned: Callable[[], np.ndarray]) -> tuple[faiss.IDSelector, object]:
+    """An id selector letting the ids `let_through` pass (`banned()`: the other ids FAISS holds, asked for only when
+    needed), and what must stay alive while it is used.
 
     A bitmap over the id range when that is small next to the allowed set (one bit test per scanned vector,
     no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'.
     """
-    let_through = ids[allowed]
     span = watermark + 1
     if span <= 64 * max(1, let_through.size):
         bits = np.zeros(span, dtype=bool)
         bits[let_through] = True
         packed = np.packbits(bits, bitorder="little")
         return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
-    banned = ids[alive & ~allowed]
-    if banned.size < let_through.size:
-        inner = faiss.IDSelectorBatch(banned)
+    others = banned()
+    if others.size < let_through.size:
+        inner = faiss.IDSelectorBatch(others)
         return faiss.IDSelectorNot(inner), inner
     return faiss.IDSelectorBatch(let_through), None

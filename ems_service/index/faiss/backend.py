@@ -13,7 +13,7 @@ from ems_service.errors import DimensionMismatch, SnapshotUnusable
 from ems_service.index.base import Hit, IndexRow, Query
 from ems_service.index.faiss.approx import ApproxConfig
 from ems_service.index.faiss.namespace import NamespaceIndex
-from ems_service.index.faiss.snapshot import snapshot_path
+from ems_service.index.faiss.snapshot import files, snapshot_path
 
 if TYPE_CHECKING:
     from ems_service.store import Store
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-_TYPES = {"flat": "IndexIDMap2(IndexFlatIP)", "ivf_sq8": "IndexIVFScalarQuantizer(8bit)"}
+_TYPES = {"flat": "exact (float32 rows, faiss.knn_inner_product)", "ivf_sq8": "IndexIVFScalarQuantizer(8bit)"}
 
 
 class FaissBackend:
@@ -109,7 +109,7 @@ class FaissBackend:
             if len(index) != self.store.count(namespace):
                 raise SnapshotUnusable("snapshot does not match the table after catch-up")
         except SnapshotUnusable as exc:
-            if path.exists():
+            if any(p.exists() for p in files(path)):
                 logger.warning("index snapshot for %s not usable (%s); rebuilding from stored vectors", namespace, exc)
             return None
         return index, f"snapshot + {added} new, {removed} deleted"
@@ -194,12 +194,13 @@ class FaissBackend:
         return written
 
     def maintain(self) -> None:
-        """Start background builds of approximate indexes for namespaces that outgrew theirs; write changed
-        snapshots."""
+        """Start background builds of approximate indexes for namespaces that outgrew theirs; merge vector blocks;
+        write changed snapshots."""
         with self._lock:
             indexes = list(self._indexes.values())
         for index in indexes:
             index.build_in_background()
+            index.consolidate()
         self.snapshot()
 
     def close(self) -> None:

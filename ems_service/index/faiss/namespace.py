@@ -1,11 +1,15 @@
 """The index of one namespace: exact below a size, IVF-SQ8 above it, with its filter fields.
 
-Small namespaces use one IndexIDMap2(IndexFlatIP): exact, and fast enough below a few tens of thousands of
-vectors. Above `ApproxConfig.above` vectors an IndexIVFScalarQuantizer (8-bit codes) is built in the
-background while the exact index keeps serving; then it replaces the exact index. Beside either index the
-namespace keeps every vector once more (float32), aligned with its filter fields: that copy re-ranks the
-IVF candidates exactly, answers filtered searches over small subsets by brute force, and trains rebuilds
-without touching the database.
+Every vector is held once, as float32 rows in blocks (ems_service.index.faiss.vectors) aligned with the filter
+fields. Small namespaces are searched exactly over those rows (faiss.knn_inner_product in place): no FAISS index
+beside them, so an episode costs 1,558 bytes instead of 3,098 (the IndexIDMap2(IndexFlatIP) held a second copy).
+Above `ApproxConfig.above` vectors an IndexIVFScalarQuantizer (8-bit codes) is built in the background while exact
+search keeps serving; the float32 rows then re-rank its candidates exactly, answer filtered searches over small
+subsets by brute force, and train rebuilds without touching the database.
+
+Filters: a domain's rows are read from its postings (ems_service.index.faiss.filters), never by comparing every
+row; filters that keep most rows (success, an excluded task) filter the IVF's candidates, and only when too few
+pass is every row compared.
 """
 
 from __future__ import annotations
@@ -22,44 +26,31 @@ from ems_service.errors import DimensionMismatch
 from ems_service.index.base import Hit, IndexRow, merge_preferring
 from ems_service.index.faiss.approx import (
     ApproxConfig,
-    inner_products,
+    has_graph_coarse,
     search_params,
     selector_for,
     train_ivf,
     use_threads,
 )
+from ems_service.index.faiss.filters import Postings, Vocab
+from ems_service.index.faiss.vectors import VectorBlocks, gather
 
 logger = logging.getLogger(__name__)
 
 SUCCESS_CODE = {None: -1, False: 0, True: 1}
-
-
-class _Vocab:
-    """String <-> small int codes, so filters are numpy comparisons."""
-
-    def __init__(self, items: list[str] | None = None) -> None:
-        self.items: list[str] = list(items or [])
-        self.codes = {s: i for i, s in enumerate(self.items)}
-
-    def code(self, value: str | None, *, add: bool = True) -> int:
-        if value is None:
-            return -1
-        if value not in self.codes and add:
-            self.codes[value] = len(self.items)
-            self.items.append(value)
-        return self.codes.get(value, -2)
+POST_FILTER_SHARE = 0.2  # a filter expected to keep at least this share of rows filters the IVF's candidates
 
 
 class NamespaceIndex:
     """Inner-product search over unit vectors (= cosine), with filter fields kept beside it."""
 
-    _FIELDS = ("_ids", "_domain", "_success", "_task", "_alive", "_vec")
+    _FIELDS = ("_ids", "_domain", "_success", "_task", "_alive")
 
     def __init__(self, dimension: int, approx: ApproxConfig | None = None) -> None:
         self.dimension = dimension
         self.approx = approx or ApproxConfig()
-        self.index: faiss.Index | None = faiss.IndexIDMap2(faiss.IndexFlatIP(dimension))  # exact mode
-        self.ivf: faiss.IndexIVFScalarQuantizer | None = None  # approximate mode
+        self.ivf: faiss.IndexIVFScalarQuantizer | None = None  # approximate mode; None: exact over the rows
+        self._graph_coarse = False  # the IVF's coarse quantizer is an HNSW graph
         self.trained_on = 0  # vectors the IVF was built from
         self._lock = threading.RLock()
         self._ids = np.zeros(0, dtype=np.int64)
@@ -67,13 +58,16 @@ class NamespaceIndex:
         self._success = np.zeros(0, dtype=np.int8)
         self._task = np.zeros(0, dtype=np.int32)
         self._alive = np.zeros(0, dtype=bool)
-        self._vec = np.zeros((0, dimension), dtype=np.float32)
+        self._vectors = VectorBlocks(dimension)
         self._n = 0
         self._pos: dict[int, int] = {}
         self._build_log: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None
         self._builder: threading.Thread | None = None
-        self.domains = _Vocab()
-        self.tasks = _Vocab()
+        self.domains = Vocab()
+        self.tasks = Vocab()
+        self._by_domain = Postings()  # positions of each domain's rows
+        self._success_count = np.zeros(3, dtype=np.int64)  # live rows per success code + 1
+        self._task_count: dict[int, int] = {}  # live rows per task code
         self.watermark = 0  # highest episode id added
         self.deletion_seq = 0  # last deletion-log entry applied
 
@@ -92,24 +86,26 @@ class NamespaceIndex:
             return {int(i) for i in self._ids[: self._n][self._alive[: self._n]]}
 
     def nbytes(self) -> int:
-        """Bytes held for the vectors and their fields (FAISS codes + ids, float32 copy, filter arrays)."""
+        """Bytes held for the vectors and their fields (float32 rows, filter arrays, IVF codes + ids)."""
         with self._lock:
-            held = sum(getattr(self, name)[: self._n].nbytes for name in self._FIELDS)
+            held = sum(getattr(self, name)[: self._n].nbytes for name in self._FIELDS) + self._vectors.nbytes()
+            held += self._by_domain.nbytes()
             if self.ivf is not None:
                 held += self.ivf.ntotal * (self.ivf.code_size + 8)
                 held += self.ivf.nlist * self.dimension * 4
-            elif self.index is not None:
-                held += self.index.ntotal * (self.dimension * 4 + 8)
             return int(held)
 
     def _grow(self, extra: int) -> None:
+        """Room for `extra` more rows in the filter fields (18 bytes a row; the vectors need none)."""
         need = self._n + extra
         if need <= len(self._ids):
             return
-        size = max(need, 2 * len(self._ids), 1024)
+        self._resize_fields(max(need, 2 * len(self._ids), 1024))
+
+    def _resize_fields(self, size: int) -> None:
         for name in self._FIELDS:
             old = getattr(self, name)
-            new = np.zeros((size, *old.shape[1:]), dtype=old.dtype)
+            new = np.zeros(size, dtype=old.dtype)
             new[: self._n] = old[: self._n]
             setattr(self, name, new)
 
@@ -125,25 +121,26 @@ class NamespaceIndex:
             present = [int(i) for i in ids if int(i) in self._pos]
             if present:
                 self.remove(present)
-            self._faiss().add_with_ids(vectors, ids)
+            if self.ivf is not None:
+                self.ivf.add_with_ids(vectors, ids)
             if self._build_log is not None:
                 self._build_log.append(("add", ids, vectors))
             self._grow(len(rows))
+            self._vectors.append(vectors)
             p0 = self._n
-            self._vec[p0 : p0 + len(rows)] = vectors
             for r in rows:
                 p = self._n
                 self._ids[p] = r.id
                 self._domain[p] = self.domains.code(r.domain)
                 self._success[p] = SUCCESS_CODE[r.success]
-                self._task[p] = self.tasks.code(r.task_id)
+                self._task[p] = task = self.tasks.code(r.task_id)
+                self._task_count[task] = self._task_count.get(task, 0) + 1
                 self._alive[p] = True
                 self._pos[r.id] = p
                 self._n += 1
+            self._by_domain.add(self._domain[p0 : self._n], p0)
+            self._success_count += np.bincount(self._success[p0 : self._n] + 1, minlength=3)
             self.watermark = max(self.watermark, int(ids.max()))
-
-    def _faiss(self) -> faiss.Index:
-        return self.ivf if self.ivf is not None else self.index
 
     def remove(self, ids: list[int]) -> int:
         """Remove ids (one FAISS call for the whole batch); returns how many were present."""
@@ -152,21 +149,28 @@ class NamespaceIndex:
             if not present:
                 return 0
             arr = np.array(present, dtype=np.int64)
-            self._faiss().remove_ids(arr)
+            if self.ivf is not None:
+                self.ivf.remove_ids(arr)
             if self._build_log is not None:
                 self._build_log.append(("remove", arr, None))
             for i in present:
-                self._alive[self._pos.pop(i)] = False
+                p = self._pos.pop(i)
+                self._alive[p] = False
+                self._success_count[self._success[p] + 1] -= 1
+                self._task_count[int(self._task[p])] -= 1
             if self._n > 1024 and len(self._pos) < self._n // 2 and self._build_log is None:
                 self._compact()
             return len(present)
 
     def _compact(self) -> None:
+        """Drop removed rows (positions change; a copy under the lock, after more than half were removed)."""
         keep = self._alive[: self._n]
+        self._vectors = VectorBlocks(self.dimension, self._vectors.take(keep))
         for name in self._FIELDS:
             setattr(self, name, getattr(self, name)[: self._n][keep].copy())
         self._n = int(keep.sum())
         self._pos = dict(zip(self._ids[: self._n].tolist(), range(self._n), strict=True))
+        self._by_domain = Postings.build(self._domain[: self._n])
 
     # -- search -----------------------------------------------------------------------------------------------
 
@@ -179,8 +183,9 @@ class NamespaceIndex:
         success: bool | None = None,
         exclude_task_id: str | None = None,
     ) -> list[Hit]:
-        """Top-k by cosine. Exact mode: filters inside FAISS with an id selector, so results stay exact.
-        Approximate mode: IVF candidates re-ranked exactly; small filtered subsets searched by brute force."""
+        """Top-k by cosine, ties by id. Exact mode: every allowed row scored (unfiltered: FAISS over the blocks;
+        filtered: the allowed positions). Approximate mode: IVF candidates re-ranked exactly; small filtered subsets
+        searched by brute force."""
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
         use_threads()
         if q.shape[1] != self.dimension:
@@ -189,57 +194,89 @@ class NamespaceIndex:
             total = len(self)
             if total == 0 or k <= 0:
                 return []
-            mask = None
-            if domain is not None or success is not None or exclude_task_id is not None:
+            if domain is None and success is None and exclude_task_id is None:
+                if self.ivf is not None:
+                    return self._search_ivf(q, min(k, total), None)
+                removed = self._alive[: self._n] if self._n > total else None  # they stay until compaction
+                scores, positions = self._vectors.search(q[0], min(k, total), removed)
+                return self._top(scores, positions, min(k, total))
+            success_code = SUCCESS_CODE[success] if success is not None else None
+            task_code = self.tasks.code(exclude_task_id, add=False) if exclude_task_id is not None else None
+            if domain is not None:
+                positions = self._domain_positions(self.domains.code(domain, add=False), success_code, task_code)
+            else:
+                expected = float(self._success_count[success_code + 1] if success_code is not None else total)
+                if task_code is not None:
+                    expected *= 1 - self._task_count.get(task_code, 0) / total  # as if independent of success
+                if self.ivf is not None and expected >= POST_FILTER_SHARE * total:
+                    hits = self._search_ivf_post_filtered(q, k, success_code, task_code, expected / total)
+                    if hits is not None:
+                        return hits
                 mask = self._alive[: self._n].copy()
-                if domain is not None:
-                    mask &= self._domain[: self._n] == self.domains.code(domain, add=False)
-                if success is not None:
-                    mask &= self._success[: self._n] == SUCCESS_CODE[success]
-                if exclude_task_id is not None:
-                    mask &= self._task[: self._n] != self.tasks.code(exclude_task_id, add=False)
-                allowed = int(mask.sum())
-                if allowed == 0:
-                    return []
-                if allowed == total:
-                    mask = None
-                total = allowed
-            if self.ivf is None:
-                return self._search_exact(q, min(k, total), mask)
-            if mask is not None and total <= self.approx.exact_subset:
-                return self._search_subset(q[0], min(k, total), np.flatnonzero(mask))
-            return self._search_ivf(q, min(k, total), mask, total)
+                if success_code is not None:
+                    mask &= self._success[: self._n] == success_code
+                if task_code is not None:
+                    mask &= self._task[: self._n] != task_code
+                positions = np.flatnonzero(mask)
+            if positions.size == 0:
+                return []
+            if self.ivf is None or positions.size <= self.approx.exact_subset:
+                return self._search_subset(q[0], min(k, positions.size), positions)
+            return self._search_ivf(q, min(k, positions.size), positions)
 
-    def _selector(self, mask: np.ndarray) -> tuple[faiss.IDSelector, object]:
-        return selector_for(self._ids[: self._n], mask, self._alive[: self._n], self.watermark)
-
-    def _search_exact(self, q: np.ndarray, k: int, mask: np.ndarray | None) -> list[Hit]:
-        params = keep = None
-        if mask is not None:
-            sel, keep = self._selector(mask)
-            params = faiss.SearchParameters(sel=sel)
-        scores, ids = self.index.search(q, k, params=params)  # type: ignore[union-attr]  # exact mode: index is set
-        del keep
-        return [Hit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=False) if i >= 0]
+    def _domain_positions(self, code: int, success_code: int | None, task_code: int | None) -> np.ndarray:
+        """The live positions of a domain's rows that pass the other filters (read from its postings)."""
+        positions = self._by_domain.get(code)
+        keep = self._alive[positions]
+        if success_code is not None:
+            keep &= self._success[positions] == success_code
+        if task_code is not None:
+            keep &= self._task[positions] != task_code
+        return positions[keep].astype(np.int64)
 
     def _search_subset(self, q: np.ndarray, k: int, positions: np.ndarray) -> list[Hit]:
-        scores = inner_products(self._vec, q, positions)
+        scores = self._vectors.inner_products(q, positions)
         return self._top(scores, positions, k)
 
-    def _search_ivf(self, q: np.ndarray, k: int, mask: np.ndarray | None, allowed: int) -> list[Hit]:
-        # a filter that keeps a share s of the vectors visits 1/s times the lists, so about as many allowed
-        # vectors are scanned as in an unfiltered query
-        share = max(1, allowed) / len(self)
-        sel, keep = self._selector(mask) if mask is not None else (None, None)
-        params = search_params(self.ivf, math.ceil(self.approx.nprobe / share), sel)
-        wanted = min(len(self), k * max(1, self.approx.rerank))
-        _, ids = self.ivf.search(q, wanted, params=params)  # type: ignore[union-attr]  # approximate mode: ivf is set
+    def _candidates(self, q: np.ndarray, wanted: int, share: float, sel: faiss.IDSelector | None) -> np.ndarray:
+        """Positions of the IVF's `wanted` best for `q`. A filter that keeps a share s of the vectors visits 1/s
+        times the lists, so about as many allowed vectors are scanned as in an unfiltered query."""
+        coarse_ef = self.approx.coarse_ef if self._graph_coarse else None
+        params = search_params(self.ivf, math.ceil(self.approx.nprobe / share), sel, coarse_ef)
+        _, ids = self.ivf.search(q, min(len(self), wanted), params=params)  # type: ignore[union-attr]  # approximate mode: ivf is set
+        return np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
+
+    def _search_ivf(self, q: np.ndarray, k: int, allowed: np.ndarray | None) -> list[Hit]:
+        """IVF candidates (among the `allowed` positions, through an id selector) re-ranked exactly."""
+        sel = keep = None
+        if allowed is not None:
+            sel, keep = selector_for(self._ids[allowed], self.watermark, lambda: self._banned(allowed))
+        positions = self._candidates(q, k * max(1, self.approx.rerank), 1.0 if allowed is None else
+                                     max(1, allowed.size) / len(self), sel)
         del keep
-        positions = np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
         if positions.size == 0:
             return []
-        scores = inner_products(self._vec, q[0], positions)
-        return self._top(scores, positions, k)
+        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
+
+    def _banned(self, allowed: np.ndarray) -> np.ndarray:
+        mask = self._alive[: self._n].copy()
+        mask[allowed] = False
+        return self._ids[: self._n][mask]
+
+    def _search_ivf_post_filtered(self, q: np.ndarray, k: int, success_code: int | None, task_code: int | None,
+                                  share: float) -> list[Hit] | None:
+        """A filter that keeps most rows: the IVF's best 1/share times as many candidates, then the filter on
+        those (no per-row mask of the whole namespace); None when fewer than k pass (the caller filters first)."""
+        positions = self._candidates(q, math.ceil(k * max(1, self.approx.rerank) / share), share, None)
+        keep = np.ones(positions.size, dtype=bool)
+        if success_code is not None:
+            keep &= self._success[positions] == success_code
+        if task_code is not None:
+            keep &= self._task[positions] != task_code
+        if int(keep.sum()) < k:
+            return None
+        positions = positions[keep]
+        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
 
     def _top(self, scores: np.ndarray, positions: np.ndarray, k: int) -> list[Hit]:
         if scores.size > k:
@@ -292,23 +329,24 @@ class NamespaceIndex:
             builder.join(timeout)
 
     def build_approx(self) -> None:
-        """Train and fill an IVF-SQ8 index from the float32 copy, then swap it in (changes made meanwhile
-        are replayed first)."""
+        """Train and fill an IVF-SQ8 index from the float32 rows, then swap it in (changes made meanwhile
+        are replayed first). The rows are read off the lock: rows once written never change."""
         try:
             with self._lock:
                 self._builder = self._builder or threading.current_thread()
-                alive = self._alive[: self._n]
-                ids = self._ids[: self._n][alive].copy()
-                vecs = self._vec[: self._n][alive]
+                alive = self._alive[: self._n].copy()
+                ids = self._ids[: self._n].copy()
+                spans = self._vectors.spans()
                 self._build_log = []
-            ivf = train_ivf(vecs, ids, self.approx)
+            ivf = train_ivf(spans, ids, alive, self.approx)
+            ids = ids[alive]
             with self._lock:
                 for op, op_ids, op_vecs in self._build_log:
                     if op == "add":
                         ivf.add_with_ids(op_vecs, op_ids)
                     else:
                         ivf.remove_ids(op_ids)
-                self.ivf, self.index = ivf, None
+                self.ivf, self._graph_coarse = ivf, has_graph_coarse(ivf)
                 self.trained_on = len(ids)
             logger.info("approximate index ready: %d vectors, %d lists", ivf.ntotal, ivf.nlist)
         finally:
@@ -333,21 +371,28 @@ class NamespaceIndex:
 
     def restore(self, *, ids: np.ndarray, domain: np.ndarray, success: np.ndarray, task: np.ndarray,
                 vectors: np.ndarray, domains: list[str], tasks: list[str]) -> None:
-        """Take over the fields of a snapshot (every row alive)."""
-        self._ids = ids.astype(np.int64, copy=False)
-        self._domain = domain.astype(np.int32, copy=False)
-        self._success = success.astype(np.int8, copy=False)
-        self._task = task.astype(np.int32, copy=False)
-        self._vec = vectors.astype(np.float32, copy=False)
-        self._n = len(self._ids)
-        self._alive = np.ones(self._n, dtype=bool)
-        self._pos = dict(zip(self._ids.tolist(), range(self._n), strict=True))
-        self.domains = _Vocab(domains)
-        self.tasks = _Vocab(tasks)
+        """Take over the fields of a snapshot (every row alive). The vectors (a mapped file) become the base block,
+        never copied; the fields get room to grow now, so the first writes after start-up copy nothing."""
+        n = len(ids)
+        self._n = 0
+        self._resize_fields(n + max(1024, n // 8))
+        for name, values in (("_ids", ids), ("_domain", domain), ("_success", success), ("_task", task)):
+            getattr(self, name)[:n] = values
+        self._alive[:n] = True
+        self._n = n
+        self._vectors = VectorBlocks(self.dimension, vectors)
+        self._pos = dict(zip(self._ids[:n].tolist(), range(n), strict=True))
+        self.domains = Vocab(domains)
+        self.tasks = Vocab(tasks)
+        self._by_domain = Postings.build(self._domain[:n])
+        self._success_count = np.bincount(self._success[:n] + 1, minlength=3).astype(np.int64)
+        codes, counts = np.unique(self._task[:n], return_counts=True)
+        self._task_count = dict(zip(codes.tolist(), counts.tolist(), strict=True))
 
-    def snapshot_state(self) -> tuple[np.ndarray, dict[str, np.ndarray], dict]:
-        """What a snapshot writes, taken consistently under the lock: the serialized FAISS index, the rows'
-        fields (compacted first, so these are views no later change touches) and the metadata."""
+    def snapshot_state(self) -> tuple[np.ndarray | None, dict[str, np.ndarray], list[np.ndarray], dict]:
+        """What a snapshot writes, taken consistently under the lock: the serialized IVF (None in exact mode), the
+        rows' fields and vectors (compacted first, so these are views no later change touches; the vectors as the
+        blocks they are held in) and the metadata."""
         with self._lock:
             if self._n > len(self._pos) and self._build_log is None:
                 self._compact()
@@ -355,15 +400,28 @@ class NamespaceIndex:
             alive = self._alive[:n]
             live = slice(None) if alive.all() else alive  # dead rows remain only while a build runs: copy then
             fields = {name: getattr(self, f"_{name}")[:n][live] for name in ("ids", "domain", "success", "task")}
-            fields["vectors"] = self._vec[:n][live]
+            spans = self._vectors.spans()
+            vectors = [rows for _, rows in spans] if alive.all() else [gather(spans, self.dimension, alive)]
             meta = {"watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),
                     "dimension": self.dimension, "domains": list(self.domains.items), "tasks": list(self.tasks.items),
                     "kind": self.kind, "trained_on": self.trained_on}
-            return faiss.serialize_index(self._faiss()), fields, meta
+            blob = faiss.serialize_index(self.ivf) if self.ivf is not None else None
+            return blob, fields, vectors, meta
 
-    def adopt(self, index: faiss.Index, *, trained_on: int) -> None:
-        """Serve from a FAISS index read from a snapshot (exact IDMap2 or IVF)."""
-        if isinstance(index, faiss.IndexIVF):
-            self.index, self.ivf, self.trained_on = None, index, trained_on
-        else:
-            self.index, self.ivf = index, None
+    def adopt(self, ivf: faiss.IndexIVFScalarQuantizer | None, *, trained_on: int) -> None:
+        """Serve from an IVF read from a snapshot (None: exact search over the rows)."""
+        self.ivf, self.trained_on = ivf, (trained_on if ivf is not None else 0)
+        self._graph_coarse = ivf is not None and has_graph_coarse(ivf)
+
+    def consolidate(self) -> bool:
+        """Merge the vectors' tail blocks into one when there are three or more (fewer exact-search calls); the
+        copy is made off the lock, by maintenance, never by a request. The first block (a mapped snapshot's
+        vectors, or the first rows) is left as it is."""
+        with self._lock:
+            vectors = self._vectors
+            tail = vectors.spans()[1:]
+        if len(tail) < 3:
+            return False
+        merged = gather(tail, self.dimension)
+        with self._lock:
+            return self._vectors is vectors and vectors.merge_tail(tail, merged)

@@ -1,10 +1,14 @@
-"""Index snapshots: the FAISS index, the float32 vectors (a plain .npy, memory-mapped on reading), the filter
-fields and the watermarks, written atomically and checked on reading.
+"""Index snapshots: the float32 vectors (a plain .npy, memory-mapped on reading), the filter fields, the IVF index
+when there is one, and the watermarks, written atomically and checked on reading.
 
-Files beside `<name>.faiss`: `<name>.vectors.npy`, `<name>.fields.npz` (ids, domain, success, task) and
-`<name>.json` (the manifest: metadata and a checksum of every other file, written last; a snapshot without it,
-with a part whose checksum differs, or with parts that disagree, is not used: the index is rebuilt from the
-stored vectors). `<name>` is the namespace itself when it is lower-case letters, digits, '_' and '-', else '_' and
+Files: `<name>.vectors.npy`, `<name>.fields.npz` (ids, domain, success, task), `<name>.faiss` (the serialized IVF;
+only in approximate mode) and `<name>.json` (the manifest: metadata and a checksum of every other file, written
+last; a snapshot without it, with a part whose checksum differs, or with parts that disagree, is not used: the
+index is rebuilt from the stored vectors).
+
+Format 4 (exact mode holds each vector once: no FAISS index, no `.faiss` file). Format 3 snapshots still load: an
+exact one's `.faiss` (an IndexIDMap2(IndexFlatIP), a second copy of the vectors) is checked and dropped, and the next
+snapshot is written as format 4. Older formats are rebuilt from the stored vectors. `<name>` is the namespace itself when it is lower-case letters, digits, '_' and '-', else '_' and
 a hash of it, so two namespaces never share a file (not on a case-insensitive file system either), and a name
 never carries a dot that would read as a suffix.
 
@@ -32,9 +36,10 @@ from ems_service.errors import SnapshotUnusable
 from ems_service.index.faiss.approx import ApproxConfig, ivf_ids
 from ems_service.index.faiss.namespace import NamespaceIndex
 
-FORMAT = 3  # 3: checksums in the manifest
+FORMAT = 4  # 3: checksums in the manifest; 4: no .faiss in exact mode
+READS = (3, 4)
 FIELDS = ("ids", "domain", "success", "task")
-PARTS = ("faiss", "vectors", "fields")
+PARTS = ("faiss", "vectors", "fields")  # "faiss" only in approximate mode from format 4
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _CHUNK = 1 << 24
 
@@ -47,7 +52,7 @@ def snapshot_path(data_dir: Path, namespace: str) -> Path:
 
 
 def files(path: Path) -> list[Path]:
-    """Every file of the snapshot at `path` (the .faiss file first, the manifest last)."""
+    """Every file a snapshot at `path` may have (the .faiss file first, the manifest last)."""
     stem = path.name.removesuffix(".faiss")
     return [path] + [path.with_name(stem + suffix) for suffix in (".vectors.npy", ".fields.npz", ".json")]
 
@@ -88,52 +93,68 @@ def _write(final: Path, write, *, streamed: bool = True) -> int:  # noqa: ANN001
     return crc
 
 
+def _write_vectors(f: _Checksummed, blocks: list[np.ndarray], dimension: int) -> None:
+    """One .npy of the blocks' rows in order, written block by block (never gathered into one array)."""
+    rows = sum(len(b) for b in blocks)
+    np.lib.format.write_array_header_1_0(f, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.float32)),
+                                             "fortran_order": False, "shape": (rows, dimension)})
+    for block in blocks:
+        f.write(memoryview(np.ascontiguousarray(block, dtype=np.float32)))  # type: ignore[arg-type]  # ndarray: a buffer (as below)
+
+
 def save(index: NamespaceIndex, path: Path, *, model: str) -> None:
-    """Write index, vectors, fields, then the manifest with their checksums (each part to a temporary file
-    renamed into place)."""
+    """Write the IVF (if any), vectors, fields, then the manifest with their checksums (each part to a temporary
+    file renamed into place)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    blob, fields, meta = index.snapshot_state()
+    blob, fields, vectors, meta = index.snapshot_state()
     faiss_path, vectors_path, fields_path, meta_path = files(path)
     meta_path.unlink(missing_ok=True)  # a half-replaced set is never taken for a snapshot
     checksums = {
-        "faiss": _write(faiss_path, lambda f: f.write(memoryview(np.ascontiguousarray(blob)))),  # type: ignore[arg-type]  # numpy's stubs: ndarray is a buffer from Python 3.12 on (it is on 3.11 too)
-        "vectors": _write(vectors_path, lambda f: np.save(f, fields["vectors"])),
+        "vectors": _write(vectors_path, lambda f: _write_vectors(f, vectors, index.dimension)),
         "fields": _write(fields_path, lambda f: np.savez(f, **{name: fields[name] for name in FIELDS}), streamed=False),  # type: ignore[arg-type]  # FIELDS never names savez's allow_pickle
     }
+    if blob is not None:
+        checksums["faiss"] = _write(faiss_path, lambda f: f.write(memoryview(np.ascontiguousarray(blob))))  # type: ignore[arg-type]  # numpy's stubs: ndarray is a buffer from Python 3.12 on (it is on 3.11 too)
     meta = {**meta, "model": model, "format": FORMAT, "crc32": checksums}
     tmp = meta_path.with_name(meta_path.name + ".tmp")
     tmp.write_text(json.dumps(meta))
     with open(tmp, "rb+") as f:
         os.fsync(f.fileno())
     os.replace(tmp, meta_path)
+    if blob is None:
+        faiss_path.unlink(missing_ok=True)  # an older snapshot's index: the manifest no longer names it
     path.with_name(path.name.removesuffix(".faiss") + ".npz").unlink(missing_ok=True)  # format 1's one .npz
 
 
 def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None = None) -> NamespaceIndex:
-    """Read a snapshot; raises SnapshotUnusable when it is missing, damaged (a checksum differs), of an older format
-    or for another model."""
+    """Read a snapshot; raises SnapshotUnusable when it is missing, damaged (a checksum differs), of a format it
+    does not read or for another model."""
     faiss_path, vectors_path, fields_path, meta_path = files(path)
-    if not all(p.exists() for p in (faiss_path, vectors_path, fields_path, meta_path)):
+    if not all(p.exists() for p in (vectors_path, fields_path, meta_path)):
         raise SnapshotUnusable("snapshot missing")
     try:
         meta = json.loads(meta_path.read_text())
     except ValueError as exc:
         raise SnapshotUnusable(f"snapshot metadata unreadable: {exc}") from exc
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise SnapshotUnusable(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None} is not {FORMAT}")
+    if not isinstance(meta, dict) or meta.get("format") not in READS:
+        raise SnapshotUnusable(f"snapshot format {meta.get('format') if isinstance(meta, dict) else None} is not "
+                               f"one of {READS}")
     if meta.get("model") != model or meta.get("dimension") != dimension:
         raise SnapshotUnusable("snapshot was made with another embedding model")
     expected = meta.get("crc32")
-    if not isinstance(expected, dict) or set(expected) != set(PARTS):
+    has_index = meta["format"] == 3 or meta.get("kind") != "flat"
+    if not isinstance(expected, dict) or set(expected) != set(PARTS if has_index else PARTS[1:]):
         raise SnapshotUnusable("snapshot manifest has no checksums")
+    raw = None
     try:
         # the vectors (the largest part) are checked on a second thread (zlib releases the GIL) while the FAISS
         # file is read once, checked and deserialized here
         with ThreadPoolExecutor(1) as pool:
             vectors_crc = pool.submit(crc_of, vectors_path)
-            raw = np.fromfile(faiss_path, dtype=np.uint8)
-            if zlib.crc32(raw) != expected["faiss"]:  # type: ignore[arg-type]  # ndarray: a buffer (as above)
-                raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
+            if has_index:
+                raw = np.fromfile(faiss_path, dtype=np.uint8)
+                if zlib.crc32(raw) != expected["faiss"]:  # type: ignore[arg-type]  # ndarray: a buffer (as above)
+                    raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
             if crc_of(fields_path) != expected["fields"]:
                 raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
             if vectors_crc.result() != expected["vectors"]:
@@ -141,10 +162,10 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
     except OSError as exc:
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
-        index = faiss.deserialize_index(raw)
+        index = faiss.deserialize_index(raw) if raw is not None else None
         del raw
-        # mapped, not read: a fresh 1.5 GB allocation at 1M costs seconds here; pages come in as searches
-        # touch them, and the first add after start-up copies them into memory as the array grows
+        # mapped, not read: a fresh 1.5 GB allocation at 1M costs seconds here; pages come in as searches touch
+        # them, and rows added later go to new blocks (the mapping is never copied)
         vectors = np.load(vectors_path, mmap_mode="r")
         with np.load(fields_path) as arrays:
             fields = {name: arrays[name] for name in FIELDS}
@@ -156,23 +177,28 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
         raise SnapshotUnusable(f"snapshot manifest incomplete: {exc!r}") from exc
 
 
-def _adopt(index: faiss.Index, vectors: np.ndarray, fields: dict[str, np.ndarray], meta: dict, *, dimension: int,
-           approx: ApproxConfig | None) -> NamespaceIndex:
+def _adopt(index: faiss.Index | None, vectors: np.ndarray, fields: dict[str, np.ndarray], meta: dict, *,
+           dimension: int, approx: ApproxConfig | None) -> NamespaceIndex:
     """The loaded parts as a NamespaceIndex, after checking that they agree with each other."""
-    if index.ntotal != meta["ntotal"] or index.d != dimension or len(fields["ids"]) != index.ntotal:
+    ntotal = int(meta["ntotal"])
+    if len(fields["ids"]) != ntotal or (index is not None and (index.ntotal != ntotal or index.d != dimension)):
         raise SnapshotUnusable("snapshot inconsistent")
-    if vectors.shape != (index.ntotal, dimension) or vectors.dtype != np.float32:
+    if vectors.shape != (ntotal, dimension) or vectors.dtype != np.float32:
         raise SnapshotUnusable("snapshot vectors have the wrong shape")
-    if isinstance(index, faiss.IndexIDMap2):
+    ids = np.sort(fields["ids"])
+    if not (np.diff(ids) > 0).all():
+        raise SnapshotUnusable("snapshot ids repeat")
+    ivf = None
+    if isinstance(index, faiss.IndexIDMap2):  # format 3, exact mode: its second copy of the vectors is dropped
         stored = faiss.vector_to_array(index.id_map)
     elif isinstance(index, faiss.IndexIVFScalarQuantizer):
-        stored = ivf_ids(index)
-    else:
+        stored, ivf = ivf_ids(index), index
+    elif index is not None:
         raise SnapshotUnusable(f"snapshot holds an unknown index type {type(index).__name__}")
-    if not np.array_equal(np.sort(stored), np.sort(fields["ids"])):
+    if index is not None and not np.array_equal(np.sort(stored), ids):
         raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     out = NamespaceIndex(dimension, approx)
-    out.adopt(index, trained_on=int(meta.get("trained_on", index.ntotal)))
+    out.adopt(ivf, trained_on=int(meta.get("trained_on", ntotal)))
     out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"], **fields)
     out.watermark = int(meta["watermark"])
     out.deletion_seq = int(meta["deletion_seq"])

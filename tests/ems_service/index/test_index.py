@@ -111,10 +111,14 @@ def test_snapshot_roundtrip_and_corruption(tmp_path):
     assert [h.id for h in loaded.search(vecs[3], 5, domain="b.com")] == [h.id for h in index.search(vecs[3], 5, domain="b.com")]
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="other", dimension=DIM)
-    path.write_bytes(b"garbage" * 10)
+    vectors = snapshot_files(path)[1]
+    good = vectors.read_bytes()
+    vectors.write_bytes(b"garbage" * 10)
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
-    path.unlink()
+    vectors.write_bytes(good)
+    NamespaceIndex.load(path, model="m", dimension=DIM)
+    snapshot_files(path)[3].unlink()
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
@@ -126,8 +130,8 @@ def test_snapshot_parts_are_checked(tmp_path, damage):
     index.add(rows)
     path = tmp_path / "ns.faiss"
     index.save(path, model="m")
-    assert [p.name for p in snapshot_files(path) if p.exists()] == [
-        "ns.faiss", "ns.vectors.npy", "ns.fields.npz", "ns.json"]
+    assert [p.name for p in snapshot_files(path) if p.exists()] == [  # exact mode: no FAISS index to write
+        "ns.vectors.npy", "ns.fields.npz", "ns.json"]
     NamespaceIndex.load(path, model="m", dimension=DIM)  # intact
     meta = path.with_suffix(".json")
     if damage == "no metadata":  # a save that stopped half-way leaves no metadata behind
@@ -140,7 +144,7 @@ def test_snapshot_parts_are_checked(tmp_path, damage):
         other = NamespaceIndex(DIM)
         other.add(_rows(50, seed=1)[0][:49] + [IndexRow(99_999, rows[0].vector, None, None, None)])
         other.save(tmp_path / "other.faiss", model="m")
-        (tmp_path / "other.faiss").replace(path)
+        (tmp_path / "other.fields.npz").replace(path.with_suffix(".fields.npz"))
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
@@ -186,7 +190,7 @@ def test_numpy_blas_runs_single_threaded_and_faiss_blas_keeps_its_pool():
 
 
 def test_inner_products_by_position_equal_numpy():
-    from ems_service.index.faiss.approx import inner_products
+    from ems_service.index.faiss.vectors import inner_products
 
     rng = np.random.default_rng(3)
     matrix = rng.normal(size=(500, DIM)).astype(np.float32)
@@ -288,6 +292,50 @@ def test_ivf_snapshot_roundtrip(tmp_path):
     again = NamespaceIndex.load(path, model="m", dimension=64, approx=APPROX)
     assert again.ids() == loaded.ids() and rows[2].id not in again.ids()
     assert again.search(more_vecs[0], 1)[0].id == more[0].id
+    assert [p.name for p in snapshot_files(path) if p.exists()] == ["big.faiss", "big.vectors.npy", "big.fields.npz",
+                                                                    "big.json"]
     exact = NamespaceIndex(64, APPROX)
     exact.add(rows[2:])
-    assert exact.kind == "flat" and loaded.nbytes() < 0.7 * exact.nbytes()  # 8-bit codes instead of float32
+    # exact mode holds each vector once (float32 + 18 bytes of fields + 4 of domain postings); the IVF adds its
+    # 8-bit codes and ids
+    assert exact.kind == "flat" and exact.nbytes() == len(exact) * (64 * 4 + 18 + 4)
+    assert exact.nbytes() < loaded.nbytes() < exact.nbytes() + len(loaded) * (64 + 8) + 2 * loaded.ivf.nlist * 64 * 4
+
+
+def test_ivf_filters_after_restore_and_compaction(tmp_path):
+    """Domain filters read each domain's positions, kept as rows are added and rebuilt on load and compaction;
+    filters that keep most rows filter the IVF's candidates: recall holds through all of it."""
+    rows, vecs = _clustered(6000, seed=4)
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows)
+    index.build_approx()
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    loaded = NamespaceIndex.load(path, model="m", dimension=64, approx=APPROX)
+    rng = np.random.default_rng(5)
+    queries = vecs[rng.choice(6000, 20)] + rng.normal(scale=0.05, size=(20, 64)).astype(np.float32)
+    filters = [{"domain": "d7.com"}, {"domain": "d7.com", "success": True, "exclude_task_id": "t5"},
+               {"success": False}, {"exclude_task_id": "t5"}, {"success": True, "exclude_task_id": "t9"}]
+    for flt in filters:
+        assert _recall(loaded, rows, queries, **flt) >= 0.95, flt
+    loaded.remove([r.id for r in rows[:3100]])  # more than half: the rows are compacted, positions change
+    assert loaded._n == 2900
+    loaded.add(rows[:10])
+    live = rows[3100:] + rows[:10]
+    for flt in filters:
+        assert _recall(loaded, live, queries, **flt) >= 0.95, flt
+
+
+def test_a_filter_most_rows_pass_but_not_near_the_query_falls_back_to_filtering_first():
+    """success=False keeps 96% of the rows, but none of those near the query: the IVF's candidates yield fewer
+    than k, so the search filters first and still returns k rows that pass."""
+    rows, vecs = _clustered(5000, seed=6)
+    near = np.zeros(5000, dtype=bool)
+    near[np.argsort(-(vecs @ vecs[0]))[:200]] = True  # more than the 45 candidates the IVF is asked for
+    rows = [IndexRow(r.id, r.vector, r.domain, bool(near[i]), r.task_id) for i, r in enumerate(rows)]
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows)
+    index.build_approx()
+    got = index.search(vecs[0], 10, success=False)
+    assert len(got) == 10 and not any(near[(h.id - 5) // 2] for h in got)
+    assert all(abs(h.score - float(vecs[(h.id - 5) // 2] @ vecs[0])) < 1e-5 for h in got)  # re-ranked exactly

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from ems_service import Runtime
 from ems_service.dataset import to_trajectory
 from ems_service.index.faiss import snapshot_path
+from ems_service.index.faiss.snapshot import files
 from ems_service.tables import EpisodeRecord
 from tests.conftest import dev_records
 
@@ -36,7 +37,7 @@ def test_restart_from_snapshot_and_rebuild(make_client, settings, embedder):
     with make_client(settings) as client:
         client.post("/v1/episodes:batch", json={"episodes": [to_trajectory(r).model_dump(mode="json") for r in records]})
         before = _search_all(client)
-    path = snapshot_path(settings.data_dir, "default")
+    path = files(snapshot_path(settings.data_dir, "default"))[1]  # the vectors (an exact index has no .faiss)
     assert path.exists()
 
     for damage in (None, "delete", "corrupt"):

@@ -1,0 +1,151 @@
+"""How the FAISS backend holds vectors: once, in blocks that writes never copy (a snapshot's mapped vectors stay
+mapped after the first write), searched exactly in place; format 3 snapshots still load."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import faiss
+import numpy as np
+import pytest
+
+from ems_service.errors import SnapshotUnusable
+from ems_service.index.base import IndexRow
+from ems_service.index.faiss import ApproxConfig, NamespaceIndex
+from ems_service.index.faiss.snapshot import crc_of
+from ems_service.index.faiss.snapshot import files as snapshot_files
+from ems_service.index.faiss.vectors import MIN_BLOCK
+
+DIM = 16
+DOMAINS = ["a.com", "b.com", "c.com", None]
+
+
+def _rows(n: int, *, seed: int = 0, first_id: int = 1) -> list[IndexRow]:
+    rng = np.random.default_rng(seed)
+    vecs = rng.normal(size=(n, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    return [IndexRow(first_id + 2 * i, vecs[i], DOMAINS[i % 4], [True, False, None][i % 3], f"t{i % 7}")
+            for i in range(n)]
+
+
+def _brute(rows: list[IndexRow], q: np.ndarray, k: int, domain: str | None = None) -> list[int]:
+    keep = [r for r in rows if domain is None or r.domain == domain]
+    scores = np.stack([r.vector for r in keep]) @ q
+    order = np.lexsort((np.array([r.id for r in keep]), -scores))
+    return [keep[i].id for i in order[:k]]
+
+
+def _queries(n: int, seed: int = 5) -> np.ndarray:
+    q = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def test_exact_search_over_blocks_equals_brute_force_before_and_after_merging():
+    """Rows across five blocks (batches straddle their edges), some removed: exact top-k, filtered or not, equals
+    numpy; merging the tail blocks (maintenance) changes no answer."""
+    rows = _rows(4 * MIN_BLOCK + 1500)
+    index = NamespaceIndex(DIM, ApproxConfig(above=0, exact_subset=100))
+    for start in range(0, len(rows), 777):
+        index.add(rows[start : start + 777])
+    assert index._vectors.blocks == 4
+    index.add(_rows(4 * MIN_BLOCK, seed=1, first_id=10**6))  # fills the fourth block and starts a fifth
+    rows += _rows(4 * MIN_BLOCK, seed=1, first_id=10**6)
+    gone = {r.id for r in rows[::9]}
+    index.remove(sorted(gone))
+    live = [r for r in rows if r.id not in gone]
+    assert index._vectors.blocks == 5 and len(index) == len(live)
+    queries = _queries(15)
+    want = {(i, d): _brute(live, q, 10, d) for i, q in enumerate(queries) for d in (None, "b.com")}
+    vector = {r.id: r.vector for r in live}
+    for merged in (False, True):
+        if merged:
+            assert index.consolidate()
+            assert index._vectors.blocks == 2 and not index.consolidate()
+        for (i, d), ids in want.items():
+            hits = index.search(queries[i], 10, domain=d)
+            assert [h.id for h in hits] == ids
+            assert all(abs(h.score - float(vector[h.id] @ queries[i])) < 1e-5 for h in hits)
+    index.add(_rows(10, seed=2, first_id=10**7))  # appending after a merge starts a new block
+    assert index._vectors.blocks == 3 and index.search(_rows(10, seed=2)[3].vector, 1)[0].id == 10**7 + 6
+
+
+def test_the_first_write_after_a_restore_copies_nothing(tmp_path):
+    """A snapshot's vectors stay the mapped file after writes: new rows go to a new block (before, the first add
+    copied every mapped vector into memory under the namespace lock)."""
+    rows = _rows(3000)
+    index = NamespaceIndex(DIM)
+    index.add(rows)
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    loaded = NamespaceIndex.load(path, model="m", dimension=DIM)
+    (start, mapped), = loaded._vectors.spans()
+    assert isinstance(mapped.base, np.memmap) or isinstance(mapped, np.memmap)
+    assert not mapped.flags.writeable
+    ids_before = loaded._ids
+    more = _rows(50, seed=3, first_id=10**6)
+    loaded.add(more[:1])
+    loaded.add(more[1:])
+    spans = loaded._vectors.spans()
+    assert len(spans) == 2 and np.shares_memory(spans[0][1], mapped)
+    assert loaded._ids is ids_before  # the filter fields had room for these writes as well
+    assert loaded.search(more[7].vector, 1)[0].id == more[7].id
+    assert loaded.search(rows[7].vector, 1)[0].id == rows[7].id
+    assert loaded.nbytes() == len(loaded) * (DIM * 4 + 18 + 4)
+
+
+def _write_format_3(path, index: NamespaceIndex, rows: list[IndexRow]) -> None:
+    """What format 3 wrote for an exact index: an IndexIDMap2(IndexFlatIP) holding the vectors a second time."""
+    index.save(path, model="m")
+    faiss_path, vectors_path, fields_path, meta_path = snapshot_files(path)
+    flat = faiss.IndexIDMap2(faiss.IndexFlatIP(DIM))
+    flat.add_with_ids(np.stack([r.vector for r in rows]), np.array([r.id for r in rows], dtype=np.int64))
+    blob = faiss.serialize_index(flat)
+    faiss_path.write_bytes(blob.tobytes())
+    meta = json.loads(meta_path.read_text())
+    meta["format"] = 3
+    meta["crc32"] = {"faiss": zlib.crc32(blob.tobytes()), "vectors": crc_of(vectors_path),
+                     "fields": crc_of(fields_path)}
+    meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf"])
+def test_format_3_snapshots_still_load_and_are_rewritten_as_format_4(tmp_path, kind):
+    rows = _rows(2500)
+    approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
+    index = NamespaceIndex(DIM, approx if kind == "ivf" else None)
+    index.add(rows)
+    path = tmp_path / "ns.faiss"
+    if kind == "flat":
+        _write_format_3(path, index, rows)
+    else:
+        index.build_approx()
+        index.save(path, model="m")  # an IVF snapshot's parts did not change from format 3: only the number did
+        meta = json.loads(snapshot_files(path)[3].read_text())
+        snapshot_files(path)[3].write_text(json.dumps(meta | {"format": 3}))
+    loaded = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
+    assert loaded.kind == ("ivf_sq8" if kind == "ivf" else "flat") and loaded.ids() == index.ids()
+    for q in _queries(10):
+        assert loaded.search(q, 10) == index.search(q, 10)
+    loaded.save(path, model="m")
+    meta = json.loads(snapshot_files(path)[3].read_text())
+    assert meta["format"] == 4 and snapshot_files(path)[0].exists() == (kind == "ivf")
+    again = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
+    assert again.ids() == index.ids()
+
+
+def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
+    """An exact snapshot lists vectors and fields only; a manifest that also vouches for an index is refused."""
+    index = NamespaceIndex(DIM)
+    index.add(_rows(100))
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    meta_path = snapshot_files(path)[3]
+    meta = json.loads(meta_path.read_text())
+    assert set(meta["crc32"]) == {"vectors", "fields"} and meta["kind"] == "flat"
+    meta_path.write_text(json.dumps(meta | {"crc32": meta["crc32"] | {"faiss": 0}}))
+    with pytest.raises(SnapshotUnusable):
+        NamespaceIndex.load(path, model="m", dimension=DIM)
+    meta_path.write_text(json.dumps(meta | {"kind": "ivf_sq8"}))  # an IVF without its index file
+    with pytest.raises(SnapshotUnusable):
+        NamespaceIndex.load(path, model="m", dimension=DIM)
