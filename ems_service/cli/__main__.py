@@ -2,4 +2,5 @@
 
 from ems_service.cli import main
 
-main()
+if __name__ == "__main__":
+    main()
