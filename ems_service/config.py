@@ -21,7 +21,7 @@ class IndexSettings(BaseModel):
     snapshot_every_s: float = Field(30.0, gt=0, description="how often a changed index is written to disk")
     faiss_threads: int = Field(1, ge=1, description="OpenMP threads for FAISS (1 is fastest for single queries)")
     approx_above: int = Field(20_000, ge=0, description="namespace size that switches to the IVF-SQ8 index (0: never)")
-    nprobe: int = Field(32, ge=1, description="inverted lists visited per approximate query")
+    nprobe: int = Field(8, ge=1, description="inverted lists visited per approximate query (benchmarks.search --sweep)")
     rerank: int = Field(4, ge=1, le=64, description="approximate candidates per hit, re-scored exactly")
     exact_subset: int = Field(5_000, ge=0, description="filtered searches over at most this many are brute force "
                                                       "(above ~5k the IVF with a selector is faster)")

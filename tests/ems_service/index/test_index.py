@@ -296,9 +296,9 @@ def test_ivf_snapshot_roundtrip(tmp_path):
                                                                     "big.json"]
     exact = NamespaceIndex(64, APPROX)
     exact.add(rows[2:])
-    # exact mode holds each vector once (float32 + 18 bytes of fields + 4 of domain postings); the IVF adds its
+    # exact mode holds each vector once (float32 + 22 bytes of fields + 4 of domain postings); the IVF adds its
     # 8-bit codes and ids
-    assert exact.kind == "flat" and exact.nbytes() == len(exact) * (64 * 4 + 18 + 4)
+    assert exact.kind == "flat" and exact.nbytes() == len(exact) * (64 * 4 + 22 + 4)
     assert exact.nbytes() < loaded.nbytes() < exact.nbytes() + len(loaded) * (64 + 8) + 2 * loaded.ivf.nlist * 64 * 4
 
 

@@ -91,7 +91,7 @@ def test_the_first_write_after_a_restore_copies_nothing(tmp_path):
     assert loaded._ids is ids_before  # the filter fields had room for these writes as well
     assert loaded.search(more[7].vector, 1)[0].id == more[7].id
     assert loaded.search(rows[7].vector, 1)[0].id == rows[7].id
-    assert loaded.nbytes() == len(loaded) * (DIM * 4 + 18 + 4)
+    assert loaded.nbytes() == len(loaded) * (DIM * 4 + 22 + 4)
 
 
 def _write_format_3(path, index: NamespaceIndex, rows: list[IndexRow]) -> None:
