@@ -18,7 +18,7 @@ from condenser import condense
 from ems_service.dataset import read_jsonl
 from ems_service.embeddings import Embedder
 from ems_service.index.base import IndexRow
-from ems_service.store import Store
+from ems_service.repositories import IndexFeed
 from ems_service.tables import EpisodeRecord
 
 SIGMA = 0.01  # per dimension: a copy keeps cosine ~0.98 with its original
@@ -61,7 +61,7 @@ def index_rows(dev: DevVectors, vectors: np.ndarray, *, first_id: int = 1) -> li
             for i in range(len(vectors))]
 
 
-def fill_store(store: Store, namespace: str, n: int, *, seed: int = 0, keep_trajectory: bool = True,
+def fill_store(store: IndexFeed, namespace: str, n: int, *, seed: int = 0, keep_trajectory: bool = True,
                chunk: int = 5_000, progress: bool = True) -> float:
     """Grow `namespace` to n rows by copying its real rows (new hash, perturbed vector); returns seconds.
 

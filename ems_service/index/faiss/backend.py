@@ -16,7 +16,7 @@ from ems_service.index.faiss.namespace import NamespaceIndex
 from ems_service.index.faiss.snapshot import files, snapshot_path
 
 if TYPE_CHECKING:
-    from ems_service.store import Store
+    from ems_service.repositories.index_feed import IndexFeed
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ class FaissBackend:
 
     name = "faiss"
 
-    def __init__(self, store: Store, *, data_dir: Path, model: str, dimension: int,
+    def __init__(self, store: IndexFeed, *, data_dir: Path, model: str, dimension: int,
                  approx: ApproxConfig | None = None) -> None:
         self.store = store
         self.approx = approx or ApproxConfig()
