@@ -80,6 +80,23 @@ def _p(d: dict | None, key: str = "p50_ms") -> str:
     return "-" if not d or key not in d else f"{d[key]:.2f}"
 
 
+def _peer_search(v: dict) -> str:
+    """One size of a peer: latency, then the index searched, recall@10 and a second pass with an index, if given."""
+    if "skipped" in v:
+        return v["skipped"]
+    cell = " / ".join(f"{v[k]:.2f}" for k in ("p50_ms", "p95_ms", "p99_ms"))
+    notes = [v["index"]] if "index" in v else []
+    if "recall10" in v:
+        notes.append(f"recall@10 {v['recall10']}")
+    if notes:
+        cell += f" ({', '.join(notes)})"
+    for key, w in v.items():
+        if key.startswith("with_"):
+            cell += (f"; {key.removeprefix('with_').upper()} built in {w['build_s']} s: " +
+                     " / ".join(f"{w[k]:.2f}" for k in ("p50_ms", "p95_ms", "p99_ms")) + f", recall@10 {w['recall10']}")
+    return cell
+
+
 def markdown(out: dict) -> str:
     h = out["headline"]
     lines = [f"# Benchmarks ({out['started']}, {out['machine']})", "", "## Headline", "", "| key | value |",
@@ -141,14 +158,13 @@ def markdown(out: dict) -> str:
                   f"every request: p50 {a['p50_ms']:.1f} ms, p99 {a['p99_ms']:.1f} ms, "
                   f"{out['load']['throughput_rps']} requests/s, {out['load']['total_errors']} errors"]
     if out.get("peers"):
-        lines += ["", "## Peers (same data, same run)", "", "| peer | ingest eps | search | ", "|---|---|---|"]
+        lines += ["", "## Peers (same data, same run)", "", "| peer | ingest eps | search p50 / p95 / p99 ms |",
+                  "|---|---|---|"]
         for name, peer in out["peers"]["peers"].items():
             if "skipped" in peer:
                 lines.append(f"| {name} | skipped: {peer['skipped']} | |")
                 continue
-            cells = "; ".join(f"{n}: " + (v["skipped"] if "skipped" in v else f"p50 {v['p50_ms']:.2f} / p95 "
-                                                                                f"{v['p95_ms']:.2f} ms")
-                              for n, v in peer["search"].items())
+            cells = "; ".join(f"{n}: " + _peer_search(v) for n, v in peer["search"].items())
             lines.append(f"| {name} | {peer['ingest_eps']} | {cells} |")
         lines += ["", f"This service ingests {out['ingest']['service_eps']} episodes/s on the same texts."]
     return "\n".join(lines) + "\n"
@@ -184,8 +200,9 @@ def main(argv: list[str] | None = None) -> dict:
     out["load"] = load.run("sqlite", clients=32, seconds=60)
     if not args.skip_peers:
         log("peers")
-        texts = [condense(ln.trajectory).embed_text for ln in read_jsonl(DATA / "webcanvas.jsonl") if ln.trajectory]
-        out["peers"] = peers.run(emb, dev, texts, sizes=tuple(n for n in sizes if n <= 100_000), log=log)
+        runs = [ln.trajectory for ln in read_jsonl(DATA / "webcanvas.jsonl") if ln.trajectory]
+        out["peers"] = peers.run(emb, dev, [condense(t).embed_text for t in runs], trajectories=runs,
+                                 sizes=tuple(n for n in sizes if n <= 100_000), log=log)
     out["headline"] = headline(out)
     out["elapsed_s"] = round(time.perf_counter() - started)
     args.out.mkdir(parents=True, exist_ok=True)
