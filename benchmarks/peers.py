@@ -189,24 +189,25 @@ def seed_rows(url: str) -> tuple[list[str], list[tuple]]:
 class Pgvector:
     """This service's pgvector backend on a real PostgreSQL + pgvector, searched through `rt.vectors.search`.
 
-    `url` is an empty database; the migrations build it, the HNSW index is dropped for the load (binary COPY of
-    rows whose columns are copies of `seed`'s real episodes, row i holding vector i), then created again (migration
-    0007's definition, as benchmarks.pgvector does) and a Runtime with `vector.backend = pgvector` (default
-    settings: `auto`, HNSW ef_search 200 over the half-precision cast, 4 candidates per hit re-scored in float32;
-    an exact scan at most 5,000 rows) searches it."""
+    `url` is an empty database; the migrations build it, the vector indexes are dropped for the load (binary COPY of
+    rows whose columns are copies of `seed`'s real episodes, row i holding vector i), then the default index is
+    built as the backend builds it (pgvector_schema.build_index, as benchmarks.pgvector does) and a Runtime with
+    `vector.backend = pgvector` (default settings: `auto`, IVF over the half-precision cast at 4 probes, 4
+    candidates per hit re-scored in float32; an exact scan at most 5,000 rows) searches it."""
 
     name = "pgvector"
 
     def __init__(self, url: str, embedder: Embedder, seed: tuple[list[str], list[tuple]], work: Path) -> None:
         from benchmarks.pgvector import psycopg_connect
         from ems_service.db import upgrade
-        from ems_service.index.pgvector_schema import HNSW_INDEX
+        from ems_service.index.pgvector_schema import HNSW_INDEX, IVF_INDEX
 
         self.url, self.embedder, self.work = url, embedder, work
         self.cols, self.seed = seed
         upgrade(url)
         with psycopg_connect(url) as conn:
-            conn.execute(f"DROP INDEX IF EXISTS {HNSW_INDEX}")
+            for index in (HNSW_INDEX, IVF_INDEX):
+                conn.execute(f"DROP INDEX IF EXISTS {index}")
         self.n = 0
         self.rt = None
         self.timings: dict[str, float] = {"copy_s": 0.0}
@@ -243,18 +244,18 @@ class Pgvector:
 
         with psycopg_connect(self.url) as conn:  # explicit ids were copied: later INSERTs continue after them
             conn.execute("SELECT setval(pg_get_serial_sequence('episodes', 'id'), (SELECT max(id) FROM episodes))")
-        self.timings["hnsw_build_s"] = _index(self.url)
+        from ems_service.config import VectorSettings
+
+        self.timings[f"{VectorSettings().index}_build_s"] = _index(self.url, VectorSettings().index)
         settings = Settings(database_url=self.url, data_dir=self.work / "data", _env_file=None,
                             vector={"backend": "pgvector"}, coach={"refit_every": 0}, index={"capacity": 5_000_000})
         self.rt = Runtime(settings, embedder=self.embedder).start(background=False)
 
     def info(self) -> dict:
-        from ems_service.index.pgvector_schema import HNSW_EF_CONSTRUCTION, HNSW_M
-
         v = self.rt.settings.vector
-        return {"index": f"hnsw (halfvec, m {HNSW_M}, ef_construction {HNSW_EF_CONSTRUCTION})",
-                "search": f"{v.search}: ef_search {v.ef_search}, rerank {v.rerank}, exact when at most "
-                          f"{v.exact_below:,} rows", **{k: round(t, 1) for k, t in self.timings.items()}}
+        return {"index": self.rt.vectors.describe("default")["index_type"],
+                "search": f"{v.search}: rerank {v.rerank}, exact when at most {v.exact_below:,} rows",
+                **{k: round(t, 1) for k, t in self.timings.items()}}
 
     def search(self, vector: np.ndarray) -> object:
         from ems_service.index import Query

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from coach import CoachConfig
@@ -33,13 +33,24 @@ class VectorSettings(BaseModel):
     holds no vectors and starts in the same time whatever the number of episodes."""
 
     backend: Literal["faiss", "pgvector"] = "faiss"
-    search: Literal["auto", "exact", "hnsw"] = Field(
-        "auto", description="pgvector: exact scans filtered sets of at most `exact_below` rows and uses the HNSW "
-                            "index above; exact always scans; hnsw always uses the index")
+    search: Literal["auto", "exact", "index"] = Field(
+        "auto", description="pgvector: auto scans filtered sets of at most `exact_below` rows exactly and uses the "
+                            "approximate index above; exact always scans; index always uses the index ('hnsw' is "
+                            "read as 'index')")
+    index: Literal["ivfflat", "hnsw"] = Field(
+        "ivfflat", description="pgvector: the approximate index the primary keeps on the vector column. ivfflat: "
+                               "k-means lists, built once the table has 1,000 rows and rebuilt as it grows 2x; "
+                               "recall@10 1.0 at 1M on near-duplicate runs of one task, where hnsw stays below 0.9 "
+                               "(benchmarks/pgvector.py)")
     exact_below: int = Field(5_000, ge=0, description="pgvector auto: rows a filter may keep for an exact scan")
+    ivf_probes: int = Field(4, ge=1, le=32_768, description="pgvector ivfflat: lists searched (ivfflat.probes); "
+                                                           "lists hold ~500 rows up to 1M rows")
+    ivf_max_probes: int = Field(16, ge=1, le=32_768, description="pgvector ivfflat: lists a filtered search may "
+                                                                "read before it is answered by an exact scan "
+                                                                "(ivfflat.max_probes of the iterative scan)")
     ef_search: int = Field(200, ge=1, le=1000, description="pgvector: HNSW candidate list (hnsw.ef_search); 200: "
                            "recall@10 0.95 at 100k in benchmarks/pgvector.py")
-    rerank: int = Field(4, ge=1, le=64, description="pgvector: HNSW candidates (half precision) per wanted hit, "
+    rerank: int = Field(4, ge=1, le=64, description="pgvector: index candidates (half precision) per wanted hit, "
                                                   "re-scored exactly")
     max_scan_tuples: int = Field(2_000, ge=1, description="pgvector: rows an iterative HNSW scan may visit "
                                                         "for a filtered search (hnsw.max_scan_tuples); a walk "
@@ -50,6 +61,11 @@ class VectorSettings(BaseModel):
     count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count (for the "
                                                       "capacity check) and a filter's capped count (for auto's "
                                                       "plan) are reused")
+
+    @field_validator("search", mode="before")
+    @classmethod
+    def _hnsw_means_index(cls, value: object) -> object:
+        return "index" if value == "hnsw" else value  # the name before ivfflat joined
 
 
 class EmbedderSettings(BaseModel):

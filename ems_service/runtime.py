@@ -132,9 +132,13 @@ class Runtime:
         self.ready = True
         return self
 
-    def maintain(self) -> None:
-        """One round of background work: flush retrieval counts, write changed index snapshots."""
-        self.vectors.maintain()
+    def maintain(self, *, final: bool = False) -> None:
+        """One round of background work: flush retrieval counts, write changed index snapshots (the vector
+        backend's maintenance; the last round, at close, only what must be kept: no index builds)."""
+        if final:
+            self.vectors.close()
+        else:
+            self.vectors.maintain()
         if self.read_only:
             self.retrieval.drop_touches()  # a standby keeps no retrieval counts
             return
@@ -174,7 +178,7 @@ class Runtime:
             if thread is not None:
                 thread.join(timeout=10)
         try:
-            self.maintain()
+            self.maintain(final=True)
         except Exception:  # closing must not raise on a dead database
             logger.exception("final maintenance failed")
         if self.llm is not None:

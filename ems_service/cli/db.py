@@ -6,7 +6,7 @@ import time
 
 import typer
 
-from ems_service.cli.common import console, load_settings, logger
+from ems_service.cli.common import console, is_sqlite, load_settings, logger
 
 app = typer.Typer(help="Database schema.", no_args_is_help=True)
 
@@ -37,3 +37,44 @@ def db_upgrade(
             time.sleep(min(delay, remaining))
             delay = min(delay * 2, 2.0)
     console.print(f"database at {revision}")
+
+
+@app.command("index")
+def db_index(
+    kind: str = typer.Option(None, help="ivfflat or hnsw (default: EMS_VECTOR__INDEX)"),
+    lists: int = typer.Option(None, min=1, help="IVF lists (default: by the table's rows, see the README)"),
+) -> None:
+    """Build the pgvector backend's approximate index now (after a bulk load or an upgrade), CONCURRENTLY: searches
+    and writes go on, the old index serving until the new one replaces it. The backend also builds and rebuilds it
+    by itself on the primary as the table grows; this is for not waiting for that."""
+    from sqlalchemy import create_engine
+
+    from ems_service.index.pgvector_schema import available, build_index, column_dimension, index_state
+
+    settings = load_settings()
+    kind = kind or settings.vector.index
+    if kind not in ("ivfflat", "hnsw"):
+        console.print(f"[red]--kind must be ivfflat or hnsw, not {kind!r}[/red]")
+        raise typer.Exit(2)
+    if is_sqlite(settings.database_url):
+        console.print("[red]the vector index is pgvector's: EMS_DATABASE_URL must be PostgreSQL[/red]")
+        raise typer.Exit(2)
+    engine = create_engine(settings.database_url)
+    try:
+        with engine.connect() as conn:
+            if not available(conn) or column_dimension(conn) is None:
+                console.print("[red]this database has no pgvector column: install pgvector, then `webcoach db "
+                              "upgrade`[/red]")
+                raise typer.Exit(1)
+        started = time.monotonic()
+        with console.status(f"building the {kind} index (CREATE INDEX CONCURRENTLY)"):
+            built = build_index(engine, kind, lists=lists)
+        if not built:
+            console.print("[yellow]another process is building the index now; nothing done[/yellow]")
+            raise typer.Exit(1)
+        with engine.connect() as conn:
+            state = index_state(conn)
+    finally:
+        engine.dispose()
+    detail = f", {state.kinds[next(iter(state.kinds))]} lists" if state.kind() == "ivfflat" else ""
+    console.print(f"{kind} index built over ~{state.rows:,} rows{detail} in {time.monotonic() - started:.1f} s")

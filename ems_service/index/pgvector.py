@@ -5,11 +5,13 @@ and every replica (or a read-only one on a streaming standby) sees what the prim
 by the episode's INSERT (IndexFeed.write_vectors_into), so it commits, is relabelled, deleted and evicted with its row.
 
 Search: a filter that keeps at most `exact_below` rows (counted with a capped count) is scanned exactly; above it
-the HNSW index on the half-precision cast gives `k * rerank` candidates, re-scored in float32 and re-sorted (the
-pattern pgvector documents for an iterative scan, `hnsw.iterative_scan = relaxed_order`, which keeps walking the
-graph until the filtered query has its rows). When that walk ends short of its candidates (it gave up at
-`max_scan_tuples`: the filter's rows lie far from the query, e.g. another site's), the filtered rows are scanned
-exactly instead, so a filter never costs recall. Exact mode gives the FAISS backend's ids in the same order.
+the approximate index on the half-precision cast (IVF lists or an HNSW graph, `EMS_VECTOR__INDEX`; kept by
+`maintain` on the primary, see pgvector_schema) gives `k * rerank` candidates, re-scored in float32 and re-sorted
+(the pattern pgvector documents for an iterative scan, `relaxed_order`, which keeps reading lists or walking the
+graph until the filtered query has its rows). When that scan ends short of its candidates (it gave up at
+`ivf_max_probes` / `max_scan_tuples`: the filter's rows lie far from the query, e.g. another site's), the filtered
+rows are scanned exactly instead, so a filter never costs recall. Exact mode gives the FAISS backend's ids in the
+same order.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from sqlalchemy import Column, MetaData, Table, bindparam, text
 
 from ems_service.errors import DimensionMismatch, NotReady
 from ems_service.index.base import Hit, IndexRow, Query, merge_preferring
-from ems_service.index.pgvector_schema import COLUMN, DIMENSION, HNSW_INDEX, column_dimension
+from ems_service.index.pgvector_schema import (
+    COLUMN,
+    DIMENSION,
+    IndexState,
+    build_index,
+    column_dimension,
+    index_state,
+    plan_index,
+)
 from ems_service.tables import EpisodeRecord
 
 if TYPE_CHECKING:
@@ -67,6 +77,8 @@ class PgvectorBackend:
         self._lock = threading.Lock()
         self._q = bindparam("q", type_=VECTOR(DIMENSION))
         self.standby = False
+        self.kind: str | None = None  # the approximate index searches use now (None: none yet, exact scans)
+        self._index_bytes = 0
         store.write_vectors_into(episodes_with_vectors(), COLUMN)
 
     # -- life cycle -------------------------------------------------------------------------------------------
@@ -84,10 +96,12 @@ class PgvectorBackend:
         self._check_models()
         if self.standby:
             logger.info("pgvector backend on a standby: read-only, searches what the primary committed")
+            self._look()
             return
         filled = self._backfill()
         if filled:
             logger.info("pgvector backend: %d stored vectors copied into the vector column", filled)
+        self._look()
 
     def _check_models(self) -> None:
         """The newest row of each namespace must hold this embedder's vectors (a cheap look, not a scan): the
@@ -123,7 +137,28 @@ class PgvectorBackend:
             filled += len(rows)
 
     def maintain(self) -> None:
-        """Nothing to do: PostgreSQL maintains the index."""
+        """On the primary: build the configured approximate index once the table can train it, rebuild it when the
+        table has outgrown it (pgvector_schema.plan_index), CONCURRENTLY, so searches and writes go on."""
+        state = self._look()
+        if self.standby or plan_index(state, self.settings.index) is None:
+            return
+        if build_index(self.store.engine, self.settings.index):
+            self._look()
+
+    def build_index(self, *, lists: int | None = None) -> str | None:
+        """Build the configured index now, whatever its plan says (`webcoach db index`); the kind in use after."""
+        build_index(self.store.engine, self.settings.index, lists=lists)
+        self._look()
+        return self.kind
+
+    def _look(self) -> IndexState:
+        with self.store.engine.connect() as conn:
+            state = index_state(conn)
+            self._index_bytes = int(conn.execute(text(
+                "SELECT coalesce(sum(pg_relation_size(to_regclass(n))), 0) FROM unnest(CAST(:names AS text[])) n"),
+                {"names": list(state.kinds)}).scalar() or 0)
+        self.kind = state.kind()
+        return state
 
     def close(self) -> None:
         """Nothing held."""
@@ -173,13 +208,13 @@ class PgvectorBackend:
             return {ns: n for ns, (n, _) in self._counts.items()}
 
     def describe(self, namespace: str) -> dict[str, object]:
-        mode = self.settings.search
-        kind = {"exact": "pgvector exact scan", "hnsw": "pgvector HNSW (halfvec, inner product)",
-                "auto": f"pgvector HNSW (halfvec, inner product); exact at or below {self.settings.exact_below}"}[mode]
-        with self.store.session() as s:
-            disk = s.execute(text("SELECT pg_relation_size(to_regclass(:ix))"), {"ix": HNSW_INDEX}).scalar()
+        index = {"ivfflat": f"pgvector IVF (halfvec, inner product, {self.settings.ivf_probes} probes)",
+                 "hnsw": f"pgvector HNSW (halfvec, inner product, ef_search {self.settings.ef_search})",
+                 None: "pgvector exact scan (no approximate index yet)"}[self.kind]
+        kind = {"exact": "pgvector exact scan", "index": index,
+                "auto": f"{index}; exact at or below {self.settings.exact_below}"}[self.settings.search]
         return {"index_type": kind, "index_size": self._count(namespace, time.monotonic()), "index_bytes": 0,
-                "index_disk_bytes": int(disk or 0), "start": "standby (read-only)" if self.standby else "primary"}
+                "index_disk_bytes": self._index_bytes, "start": "standby (read-only)" if self.standby else "primary"}
 
     def search(self, namespace: str, query: Query) -> list[Hit]:
         if query.k <= 0:
@@ -195,22 +230,22 @@ class PgvectorBackend:
             sql, params = self._statement(s, namespace, query)
             rows = s.execute(text(sql).bindparams(self._q), params).all()
             if "pool" in params and (not rows or rows[0].pooled < params["pool"]):
-                # The walk ended before it had `pool` candidates: either fewer rows exist (an exact scan of them
-                # is cheap) or the iterative scan gave up at hnsw.max_scan_tuples because the filter's rows lie
-                # far from the query in the graph (a site other than the query's). Only an exact scan of the
-                # filtered rows then has the true nearest ones.
+                # The scan ended before it had `pool` candidates: either fewer rows exist (an exact scan of them
+                # is cheap) or the iterative scan gave up (ivfflat.max_probes, hnsw.max_scan_tuples) because the
+                # filter's rows lie far from the query (a site other than the query's). Only an exact scan of
+                # the filtered rows then has the true nearest ones.
                 sql, params = self._exact_statement(namespace, query)
                 rows = s.execute(text(sql).bindparams(self._q), params).all()
         return [Hit(int(r.id), float(r.score)) for r in rows]
 
     def explain(self, namespace: str, query: Query) -> str:
-        """PostgreSQL's plan of the search `query` would run (to see whether the HNSW index is walked)."""
+        """PostgreSQL's plan of the search `query` would run (to see whether the approximate index is used)."""
         with self.store.session() as s:
             sql, params = self._statement(s, namespace, query)
             return "\n".join(s.scalars(text("EXPLAIN " + sql).bindparams(self._q), params))
 
     def _statement(self, s: Session, namespace: str, query: Query) -> tuple[str, dict]:
-        """The search's SQL and parameters; HNSW settings are set for the session's transaction."""
+        """The search's SQL and parameters; the index settings are set for the session's transaction."""
         where, params = _where(namespace, query)
         vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
         if vector.shape[0] != DIMENSION:
@@ -219,9 +254,13 @@ class PgvectorBackend:
             return self._exact_statement(namespace, query)
         params.update(q=vector, k=query.k)
         pool = query.k * self.settings.rerank
+        tuning = self.settings
         s.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', "
-                       "'relaxed_order', true), set_config('hnsw.max_scan_tuples', :scan, true)"),
-                  {"ef": str(max(self.settings.ef_search, min(pool, 1000))), "scan": str(self.settings.max_scan_tuples)})
+                       "'relaxed_order', true), set_config('hnsw.max_scan_tuples', :scan, true), "
+                       "set_config('ivfflat.probes', :probes, true), set_config('ivfflat.iterative_scan', "
+                       "'relaxed_order', true), set_config('ivfflat.max_probes', :max_probes, true)"),
+                  {"ef": str(max(tuning.ef_search, min(pool, 1000))), "scan": str(tuning.max_scan_tuples),
+                   "probes": str(tuning.ivf_probes), "max_probes": str(max(tuning.ivf_probes, tuning.ivf_max_probes))})
         params["pool"] = pool
         return (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
                 f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "

@@ -131,8 +131,8 @@ def test_pgvector_peer_search_is_the_exact_top10(pgvector_url: str, embedder: Em
         with peer.rt.db.engine.connect() as conn:
             from sqlalchemy import text
 
-            assert conn.execute(text("SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_episodes_embedding_hnsw'"
-                                     )).scalar() == 1  # rebuilt after the load
+            assert conn.execute(text("SELECT count(*) FROM pg_indexes WHERE indexname = 'ix_episodes_embedding_ivfflat'"
+                                     )).scalar() == 1  # the default index, built after the load
             assert conn.execute(text("SELECT count(DISTINCT trajectory_hash) FROM episodes")).scalar() == N
     finally:
         peer.close()

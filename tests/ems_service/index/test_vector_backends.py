@@ -1,6 +1,7 @@
 """Congruence of the two vector backends over one table: the same episodes and queries through FAISS and pgvector
-give the same ids in the same order in exact mode, and recall@10 >= 0.95 in HNSW mode, for every filter
-combination; deletes, relabels and a switch of backend keep them in step."""
+give the same ids in the same order in exact mode, and recall@10 >= 0.95 through either approximate index (IVF,
+HNSW), for every filter combination; deletes, relabels and a switch of backend keep them in step; the backend
+builds and rebuilds its index as the table grows."""
 
 from __future__ import annotations
 
@@ -14,7 +15,16 @@ from ems_service import Settings
 from ems_service.config import VectorSettings
 from ems_service.db import upgrade
 from ems_service.index import Query, build_backend
-from ems_service.index.pgvector_schema import DIMENSION
+from ems_service.index.pgvector_schema import (
+    DIMENSION,
+    HNSW_INDEX,
+    IVF_INDEX,
+    IndexState,
+    build_index,
+    index_state,
+    plan_index,
+    target_lists,
+)
 from ems_service.repositories import Database, EpisodeRepository, IndexFeed
 from tests.pgvector_server import reset_schema
 
@@ -76,9 +86,21 @@ def table(pgvector_server: str, tmp_path_factory: pytest.TempPathFactory):
     store.close()
 
 
-def _backends(table, search: str, exact_below: int = 5000, ef_search: int | None = None, **tuning):
+def _kind(table, kind: str) -> None:
+    """Make `kind` the approximate index of the table (replacing the other), unless it is already."""
+    store = table[0]
+    with store.engine.connect() as conn:
+        if index_state(conn).kind() == kind:
+            return
+    assert build_index(store.engine, kind, concurrently=False)
+
+
+def _backends(table, search: str, exact_below: int = 5000, ef_search: int | None = None, *, kind: str = "ivfflat",
+              **tuning):
     store, settings, _, _ = table
-    vector = VectorSettings(backend="pgvector", search=search, exact_below=exact_below,
+    if search != "exact":
+        _kind(table, kind)
+    vector = VectorSettings(backend="pgvector", search=search, index=kind, exact_below=exact_below,
                             **({} if ef_search is None else {"ef_search": ef_search}), **tuning)
     faiss = build_backend(settings.model_copy(update={"vector": VectorSettings()}), store, model="m",
                           dimension=DIMENSION)
@@ -118,9 +140,11 @@ def test_exact_mode_gives_the_faiss_ids_in_the_same_order(table):
     assert compared == len(FILTERS) * 12
 
 
-@pytest.mark.parametrize("search", ["hnsw", "auto"])
-def test_hnsw_mode_recall_at_10_for_every_filter(table, search):
-    faiss, pg = _backends(table, search, exact_below=100)  # auto: every filter here keeps more than 100 rows
+@pytest.mark.parametrize("kind", ["ivfflat", "hnsw"])
+@pytest.mark.parametrize("search", ["index", "auto"])
+def test_index_mode_recall_at_10_for_every_filter(table, search, kind):
+    # auto: every filter here keeps more than 100 rows (IVF: the default 4 probes of the table's 6 lists)
+    faiss, pg = _backends(table, search, exact_below=100, kind=kind)
     worst = 1.0
     for flt in FILTERS:
         found = wanted = 0
@@ -132,17 +156,20 @@ def test_hnsw_mode_recall_at_10_for_every_filter(table, search):
             wanted += len(truth)
         worst = min(worst, found / wanted)
         assert found / wanted >= 0.95, (flt, found / wanted)
-    print(f"pgvector {search}: worst recall@10 over {len(FILTERS)} filter combinations = {worst:.3f}")
+    print(f"pgvector {kind} {search}: worst recall@10 over {len(FILTERS)} filter combinations = {worst:.3f}")
 
 
-@pytest.mark.parametrize("search", ["hnsw", "auto"])
-def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, search):
-    """An iterative scan that stops at hnsw.max_scan_tuples before it has its candidates (the filter's rows lie far
-    from the query in the graph) must not return what it happened to pass: the filtered rows are scanned exactly."""
+@pytest.mark.parametrize("kind", ["ivfflat", "hnsw"])
+@pytest.mark.parametrize("search", ["index", "auto"])
+def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, search, kind):
+    """An iterative scan that stops (ivfflat.max_probes, hnsw.max_scan_tuples) before it has its candidates (the
+    filter's rows lie far from the query) must not return what it happened to pass: the filtered rows are scanned
+    exactly."""
     from sqlalchemy import text
 
     store = table[0]
-    faiss, pg = _backends(table, search, exact_below=100, ef_search=40, max_scan_tuples=60)
+    faiss, pg = _backends(table, search, exact_below=100, ef_search=40, max_scan_tuples=60, kind=kind,
+                          ivf_probes=1, ivf_max_probes=1)
     flt = {"domain": "news.org", "success": False, "exclude_task_id": None, "prefer_domain": None}  # ~1 row in 16
     gave_up = 0
     for q in _queries(table[3], 40):
@@ -236,15 +263,66 @@ def test_the_pgvector_backend_refuses_sqlite_and_a_database_without_the_column(t
 
 
 
-def test_hnsw_mode_walks_the_index_and_exact_mode_does_not(table):
+@pytest.mark.parametrize(("kind", "name"), [("ivfflat", IVF_INDEX), ("hnsw", HNSW_INDEX)])
+def test_index_mode_uses_the_index_and_exact_mode_does_not(table, kind, name):
     q = _queries(table[3], 1)[0]
-    for search, used in (("exact", False), ("hnsw", True)):
-        # a small ef_search: at 3,000 rows the planner prefers a scan once ef_search nears the table's size (the
-        # plan a large table gets is the one under test)
-        _, pg = _backends(table, search, ef_search=40)
+    for search, used in (("exact", False), ("index", True)):
+        # a small ef_search / one probe: at 3,000 rows the planner prefers a scan once the index would read most of
+        # the table (the plan a large table gets is the one under test)
+        _, pg = _backends(table, search, ef_search=40, kind=kind, ivf_probes=1)
         for flt in FILTERS[:8]:
             plan = pg.explain("ns", _query(q, flt))
-            assert ("ix_episodes_embedding_hnsw" in plan) is used, (search, flt, plan)
+            assert (name in plan) is used, (search, flt, plan)
+        if used:
+            assert pg.describe("ns")["index_type"].startswith(f"pgvector {'IVF' if kind == 'ivfflat' else 'HNSW'}")
+            assert pg.describe("ns")["index_disk_bytes"] > 0
+
+
+def test_the_index_plan_follows_the_table():
+    """IVF: none below 1,000 rows, lists by the rows once there, rebuilt when the table has outgrown them 2x either
+    way; HNSW once; a switch of kind replaces the other."""
+    assert plan_index(IndexState(999, {}), "ivfflat") is None
+    assert plan_index(IndexState(3000, {}), "ivfflat") == 6 == target_lists(3000)
+    assert plan_index(IndexState(3000, {IVF_INDEX: 4}), "ivfflat") is None
+    assert plan_index(IndexState(13_000, {IVF_INDEX: 6}), "ivfflat") == 26
+    assert plan_index(IndexState(1_000_000, {IVF_INDEX: 2000}), "ivfflat") is None
+    assert target_lists(4_000_000) == 4000 and target_lists(10**9) == 32_768
+    assert plan_index(IndexState(3000, {HNSW_INDEX: None}), "ivfflat") == 6
+    assert plan_index(IndexState(0, {}), "hnsw") == 0
+    assert plan_index(IndexState(10**6, {HNSW_INDEX: None}), "hnsw") is None
+    assert plan_index(IndexState(10**6, {IVF_INDEX: 2000}), "hnsw") == 0
+
+
+def test_maintain_builds_the_configured_index_on_the_primary_and_one_builder_at_a_time(table):
+    """The backend's maintenance builds the missing index (the table has rows to train it), reports it, and leaves a
+    right one alone; while another process holds the build lock it builds nothing."""
+    from sqlalchemy import text
+
+    store, settings, _, _ = table
+    with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+        for name in (IVF_INDEX, HNSW_INDEX):
+            conn.execute(text(f"DROP INDEX IF EXISTS {name}"))
+    pg = build_backend(settings.model_copy(update={"vector": VectorSettings(backend="pgvector")}), store,
+                       model="m", dimension=DIMENSION)
+    pg.start()
+    assert pg.kind is None and "no approximate index yet" in pg.describe("ns")["index_type"]
+    with store.engine.connect() as holder:  # another replica building
+        holder.execute(text("SELECT pg_advisory_lock(1701671785)"))
+        try:
+            pg.maintain()
+            assert pg.kind is None
+        finally:
+            holder.execute(text("SELECT pg_advisory_unlock(1701671785)"))
+            holder.commit()
+    pg.maintain()
+    assert pg.kind == "ivfflat"
+    with store.engine.connect() as conn:
+        state = index_state(conn)
+    assert state.kinds == {IVF_INDEX: target_lists(state.rows)}
+    before = state.kinds
+    pg.maintain()
+    with store.engine.connect() as conn:
+        assert index_state(conn).kinds == before
 
 
 def test_pgvector_start_refuses_a_namespace_whose_newest_vectors_are_another_models(table):
