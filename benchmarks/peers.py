@@ -193,7 +193,7 @@ class Pgvector:
     rows whose columns are copies of `seed`'s real episodes, row i holding vector i), then the default index is
     built as the backend builds it (pgvector_schema.build_index, as benchmarks.pgvector does) and a Runtime with
     `vector.backend = pgvector` (default settings: `auto`, IVF over the half-precision cast at 4 probes, 4
-    candidates per hit re-scored in float32; an exact scan at most 5,000 rows) searches it."""
+    candidates per hit re-scored in float32; an exact scan at most 2,000 rows) searches it."""
 
     name = "pgvector"
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from benchmarks import core, load, peers, scale, search
 from benchmarks import embedder as embedder_bench
+from benchmarks import pgvector as pgvector_bench
 from benchmarks.common import DATA, ROOT
 from benchmarks.data import dev_vectors
 from condenser import condense
@@ -73,6 +74,7 @@ def headline(out: dict) -> dict:
         "embedder_cosine_min": out["embedder"]["embedder_cosine_min"],
         "peer_search_ratio": peer_search,
         "peer_ingest_ratio": peer_ingest,
+        **(pgvector_bench.headline(out["pgvector"]) if out.get("pgvector") else {}),
     }
 
 
@@ -167,6 +169,8 @@ def markdown(out: dict) -> str:
             cells = "; ".join(f"{n}: " + _peer_search(v) for n, v in peer["search"].items())
             lines.append(f"| {name} | {peer['ingest_eps']} | {cells} |")
         lines += ["", f"This service ingests {out['ingest']['service_eps']} episodes/s on the same texts."]
+    if out.get("pgvector"):
+        lines += ["", "## pgvector beside FAISS (benchmarks.pgvector)", "", pgvector_bench.markdown(out["pgvector"])]
     return "\n".join(lines) + "\n"
 
 
@@ -174,6 +178,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="webcoach bench")
     parser.add_argument("--sizes", default="10000,100000,1000000", help="N values, comma separated")
     parser.add_argument("--skip-peers", action="store_true")
+    parser.add_argument("--skip-pgvector", action="store_true", help="leave out the pgvector backend beside FAISS "
+                                                                     "(benchmarks.pgvector at the sizes >= 100k)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -203,6 +209,11 @@ def main(argv: list[str] | None = None) -> dict:
         runs = [ln.trajectory for ln in read_jsonl(DATA / "webcanvas.jsonl") if ln.trajectory]
         out["peers"] = peers.run(emb, dev, [condense(t).embed_text for t in runs], trajectories=runs,
                                  sizes=tuple(n for n in sizes if n <= 100_000), log=log)
+    if not args.skip_pgvector and any(n >= 100_000 for n in sizes):
+        log("pgvector beside FAISS")
+        with tempfile.TemporaryDirectory(prefix="webcoach-pgbench-", dir="/tmp") as work:
+            Path(work).chmod(0o755)  # PostgreSQL runs as its own user (ems_service.localpg)
+            out["pgvector"] = pgvector_bench.run([n for n in sizes if n >= 100_000], Path(work))
     out["headline"] = headline(out)
     out["elapsed_s"] = round(time.perf_counter() - started)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -22,8 +22,9 @@ query; the rest was tried by hand with EXPLAIN VERBOSE and auto_explain on a sha
   literal, "Subplans Removed" at run time for a generic prepared plan) and ships the filter and the ORDER BY
   (pgvector operators and casts ship because the servers declare `extensions 'vector'`; the coordinator needs
   the extension too, for the column type). The LIMIT is not shipped through the partitioned parent (it is
-  when the foreign partition is queried directly), yet the shard walks its HNSW index (migration 0007's
-  halfvec index, 8,000 rows: "Index Scan using ix_episodes_embedding_hnsw", namespace as a Filter), since the
+  when the foreign partition is queried directly), yet the shard walks its vector index (seen with the HNSW
+  index migration 0007 made, 8,000 rows: "Index Scan using ix_episodes_embedding_hnsw", namespace as a Filter;
+  each shard keeps its own index, `webcoach db index` against it, the coordinator none), since the
   remote cursor gets a fast-start plan, once the shard table is ANALYZEd (before that it sorted the
   namespace's rows); the coordinator stops after k rows of the first fetch (fetch_size 100). The namespace
   filter runs after the graph search, so a small namespace among many needs pgvector's iterative scan.

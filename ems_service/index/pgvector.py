@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pgvector.sqlalchemy import VECTOR
 from sqlalchemy import Column, MetaData, Table, bindparam, text
+from sqlalchemy.exc import SQLAlchemyError
 
 from ems_service.errors import DimensionMismatch, NotReady
 from ems_service.index.base import Hit, IndexRow, Query, merge_preferring
@@ -49,6 +50,7 @@ logger = logging.getLogger(__name__)
 
 _BACKFILL_BATCH = 1000
 _PLANS_KEPT = 4096  # filters whose capped count is remembered for count_ttl_s
+_BUILD_RETRY_S = 3600  # after a failed index build
 
 
 def episodes_with_vectors() -> Table:
@@ -78,6 +80,7 @@ class PgvectorBackend:
         self._q = bindparam("q", type_=VECTOR(DIMENSION))
         self.standby = False
         self.kind: str | None = None  # the approximate index searches use now (None: none yet, exact scans)
+        self._retry_at = 0.0  # after a failed build, when to try again
         self._index_bytes = 0
         store.write_vectors_into(episodes_with_vectors(), COLUMN)
 
@@ -140,18 +143,20 @@ class PgvectorBackend:
         """On the primary: build the configured approximate index once the table can train it, rebuild it when the
         table has outgrown it (pgvector_schema.plan_index), CONCURRENTLY, so searches and writes go on."""
         state = self._look()
-        if self.standby or plan_index(state, self.settings.index) is None:
+        if self.standby or plan_index(state, self.settings.index) is None or time.monotonic() < self._retry_at:
             return
-        if build_index(self.store.engine, self.settings.index):
+        try:
+            built = build_index(self.store.engine, self.settings.index)
+        except SQLAlchemyError as exc:  # e.g. a role without CREATE on the table: searches go on, exact or not
+            self._retry_at = time.monotonic() + _BUILD_RETRY_S
+            logger.warning("pgvector: building the %s index failed (%s); next try in %d s, or `webcoach db index`",
+                           self.settings.index, type(getattr(exc, "orig", None) or exc).__name__, _BUILD_RETRY_S)
+            return
+        if built:
             self._look()
 
-    def build_index(self, *, lists: int | None = None) -> str | None:
-        """Build the configured index now, whatever its plan says (`webcoach db index`); the kind in use after."""
-        build_index(self.store.engine, self.settings.index, lists=lists)
-        self._look()
-        return self.kind
-
     def _look(self) -> IndexState:
+        """The index as it is now (kind, size on disk), for searches' describe and maintenance's plan."""
         with self.store.engine.connect() as conn:
             state = index_state(conn)
             self._index_bytes = int(conn.execute(text(
@@ -279,8 +284,7 @@ class PgvectorBackend:
         mode = self.settings.search
         if mode != "auto":
             return mode == "exact"
-        if not query.filtered:
-            return self.count(namespace) <= self.settings.exact_below
+        # a capped count, unfiltered too: a namespace's full count at 1M rows took ~50 ms once per count_ttl_s
         key = (namespace, query.domain, query.success, query.exclude_task_id)
         now = time.monotonic()
         with self._lock:

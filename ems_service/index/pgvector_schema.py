@@ -71,6 +71,7 @@ class IndexState:
 
     rows: int
     kinds: dict[str, int | None]  # index name -> IVF lists (None for HNSW)
+    partitioned: bool = False  # a coordinator's table over shards: each shard keeps its own index
 
     def kind(self) -> str | None:
         """The kind searches use now ('ivfflat' / 'hnsw'), or None when there is none yet (an exact scan)."""
@@ -82,7 +83,10 @@ class IndexState:
 def index_state(conn: Connection) -> IndexState:
     """What `plan_index` decides from: pg_class's row estimate (kept by autovacuum / ANALYZE; counted when the table
     was never analyzed) and the ANN indexes with their lists."""
-    rows = conn.execute(text("SELECT reltuples FROM pg_class WHERE oid = to_regclass('episodes')")).scalar()
+    rows, relkind = conn.execute(text(
+        "SELECT reltuples, relkind FROM pg_class WHERE oid = to_regclass('episodes')")).one()
+    if relkind == "p":  # partitioned (over postgres_fdw shards): no index here, no count across the shards
+        return IndexState(0, {}, partitioned=True)
     if rows is None or rows < 0:
         rows = conn.execute(text("SELECT count(*) FROM episodes")).scalar()
     found = conn.execute(text(
@@ -97,7 +101,10 @@ def index_state(conn: Connection) -> IndexState:
 
 
 def plan_index(state: IndexState, kind: str) -> int | None:
-    """What `build_index` should make for `kind`: IVF lists (0 for HNSW), or None when the index is right as it is."""
+    """What `build_index` should make for `kind`: IVF lists (0 for HNSW), or None when the index is right as it is
+    (or is not this table's to keep: a partitioned coordinator's shards keep their own)."""
+    if state.partitioned:
+        return None
     if kind == "hnsw":
         return None if set(state.kinds) == {HNSW_INDEX} else 0
     if state.rows < IVF_MIN_ROWS:

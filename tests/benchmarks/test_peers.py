@@ -124,7 +124,7 @@ def test_pgvector_peer_search_is_the_exact_top10(pgvector_url: str, embedder: Em
     try:
         _load(peer, vectors)
         assert peer.rt.vectors.count("default") == N
-        assert "exact when at most 5,000 rows" in peer.info()["search"]  # auto: N rows are scanned exactly
+        assert "exact when at most 2,000 rows" in peer.info()["search"]  # auto: N rows are scanned exactly
         assert _check(peer, vectors, queries) >= len(queries) - 2
         hits = peer.search(queries[0])
         assert np.allclose([h.score for h in hits], np.sort(vectors @ queries[0])[::-1][:K], atol=1e-4)

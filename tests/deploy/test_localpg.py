@@ -169,6 +169,9 @@ def test_namespaces_sharded_over_postgres_fdw(pg_shards):
                                  f"ORDER BY {COLUMN} <#> :q LIMIT 3"), {"ns": ns, "q": _vec(query)}).scalar_one()
         hits = conn.execute(text(f"SELECT trajectory_hash FROM episodes WHERE namespace = :ns "
                                  f"ORDER BY {COLUMN} <#> :q LIMIT 3"), {"ns": ns, "q": _vec(query)}).scalars().all()
+        from ems_service.index.pgvector_schema import index_state
+
+        assert index_state(conn).partitioned  # the coordinator keeps no vector index: the shards keep theirs
     scans = [node for node in _nodes(plan[0]["Plan"]) if node["Node Type"] == "Foreign Scan"]
     assert len(scans) == 1 and scans[0]["Relation Name"] == placed[ns].pop()
     remote = scans[0]["Remote SQL"]

@@ -291,6 +291,8 @@ def test_the_index_plan_follows_the_table():
     assert plan_index(IndexState(0, {}), "hnsw") == 0
     assert plan_index(IndexState(10**6, {HNSW_INDEX: None}), "hnsw") is None
     assert plan_index(IndexState(10**6, {IVF_INDEX: 2000}), "hnsw") == 0
+    assert plan_index(IndexState(0, {}, partitioned=True), "ivfflat") is None  # the shards keep their own
+    assert plan_index(IndexState(0, {}, partitioned=True), "hnsw") is None
 
 
 def test_maintain_builds_the_configured_index_on_the_primary_and_one_builder_at_a_time(table):
