@@ -60,9 +60,10 @@ class VectorSettings(BaseModel):
                                                         "filtered rows. 2,000: a walk that long costs about what "
                                                         "an exact scan of exact_below rows does, so a filter far "
                                                         "from the query wastes little before the exact scan")
-    count_ttl_s: float = Field(1.0, ge=0, description="pgvector: how long a namespace's row count (for the "
-                                                      "capacity check) and a filter's capped count (for auto's "
-                                                      "plan) are reused")
+    count_ttl_s: float = Field(10.0, ge=0, description="pgvector: how long a namespace's row count (for the "
+                                                       "capacity check; this process's own adds are counted "
+                                                       "meanwhile) and a filter's capped count (for auto's plan) "
+                                                       "are reused; a stale plan costs time, never recall")
 
     @field_validator("search", mode="before")
     @classmethod

@@ -47,9 +47,8 @@ def db_index(
     """Build the pgvector backend's approximate index now (after a bulk load or an upgrade), CONCURRENTLY: searches
     and writes go on, the old index serving until the new one replaces it. The backend also builds and rebuilds it
     by itself on the primary as the table grows; this is for not waiting for that."""
-    from sqlalchemy import create_engine
-
-    from ems_service.index.pgvector_schema import available, build_index, column_dimension, index_state
+    from ems_service.errors import NotReady
+    from ems_service.index.pgvector_schema import build_at
 
     settings = load_settings()
     kind = kind or settings.vector.index
@@ -59,22 +58,15 @@ def db_index(
     if is_sqlite(settings.database_url):
         console.print("[red]the vector index is pgvector's: EMS_DATABASE_URL must be PostgreSQL[/red]")
         raise typer.Exit(2)
-    engine = create_engine(settings.database_url)
+    started = time.monotonic()
     try:
-        with engine.connect() as conn:
-            if not available(conn) or column_dimension(conn) is None:
-                console.print("[red]this database has no pgvector column: install pgvector, then `webcoach db "
-                              "upgrade`[/red]")
-                raise typer.Exit(1)
-        started = time.monotonic()
         with console.status(f"building the {kind} index (CREATE INDEX CONCURRENTLY)"):
-            built = build_index(engine, kind, lists=lists)
-        if not built:
-            console.print("[yellow]another process is building the index now; nothing done[/yellow]")
-            raise typer.Exit(1)
-        with engine.connect() as conn:
-            state = index_state(conn)
-    finally:
-        engine.dispose()
+            state = build_at(settings.database_url, kind, lists=lists)
+    except NotReady as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(1) from exc
+    if state is None:
+        console.print("[yellow]another process is building the index now; nothing done[/yellow]")
+        raise typer.Exit(1)
     detail = f", {state.kinds[next(iter(state.kinds))]} lists" if state.kind() == "ivfflat" else ""
     console.print(f"{kind} index built over ~{state.rows:,} rows{detail} in {time.monotonic() - started:.1f} s")

@@ -255,7 +255,7 @@ class PgvectorBackend:
         vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
         if vector.shape[0] != DIMENSION:
             raise DimensionMismatch(f"query dimension {vector.shape[0]} != index dimension {DIMENSION}")
-        if self._exact(s, namespace, query, where, params):
+        if self._exact(s, namespace, query):
             return self._exact_statement(namespace, query)
         params.update(q=vector, k=query.k)
         pool = query.k * self.settings.rerank
@@ -279,7 +279,7 @@ class PgvectorBackend:
         return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
                 f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
 
-    def _exact(self, s: Session, namespace: str, query: Query, where: str, params: dict) -> bool:
+    def _exact(self, s: Session, namespace: str, query: Query) -> bool:
         """Whether to scan exactly: by mode, or (auto) when the filter keeps at most `exact_below` rows."""
         mode = self.settings.search
         if mode != "auto":
@@ -291,8 +291,11 @@ class PgvectorBackend:
             known = self._plans.get(key)
         if known is not None and now - known[1] <= self.settings.count_ttl_s:
             return known[0]
-        capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {where} LIMIT :cap) c"),
-                           {**params, "cap": self.settings.exact_below + 1}).scalar()
+        # the filter's rows, with a vector or not (only rows stored under another backend lack one until start
+        # backfills them): the (namespace, domain) index answers it alone once the table is vacuumed
+        counted, count_params = _where(namespace, query, with_vector=False)
+        capped = s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {counted} LIMIT :cap) c"),
+                           {**count_params, "cap": self.settings.exact_below + 1}).scalar()
         exact = int(capped) <= self.settings.exact_below  # type: ignore[arg-type]  # count(*): never NULL
         with self._lock:  # a stale plan costs time, not recall (a walk that falls short is redone exactly)
             self._plans[key] = (exact, now)
@@ -306,9 +309,9 @@ def _with_domain(query: Query, domain: str) -> Query:
     return Query(query.vector, query.k, domain=domain, success=query.success, exclude_task_id=query.exclude_task_id)
 
 
-def _where(namespace: str, query: Query) -> tuple[str, dict]:
+def _where(namespace: str, query: Query, *, with_vector: bool = True) -> tuple[str, dict]:
     """The filter as SQL (fixed text, values bound) with its parameters."""
-    clauses = ["namespace = :ns", f"{COLUMN} IS NOT NULL"]
+    clauses = ["namespace = :ns", *([f"{COLUMN} IS NOT NULL"] if with_vector else [])]
     params: dict[str, object] = {"ns": namespace}
     if query.domain is not None:
         clauses.append("domain = :domain")

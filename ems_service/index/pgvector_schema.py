@@ -147,6 +147,26 @@ def build_index(engine: Engine, kind: str, *, lists: int | None = None, concurre
     return True
 
 
+def build_at(url: str, kind: str, *, lists: int | None = None) -> IndexState | None:
+    """`webcoach db index`: build the `kind` index on the database at `url` now; its state after, or None when
+    another process holds the build lock. NotReady when the database has no pgvector column."""
+    from sqlalchemy import create_engine
+
+    from ems_service.errors import NotReady
+
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            if not available(conn) or column_dimension(conn) is None:
+                raise NotReady("this database has no pgvector column: install pgvector, then `webcoach db upgrade`")
+        if not build_index(engine, kind, lists=lists):
+            return None
+        with engine.connect() as conn:
+            return index_state(conn)
+    finally:
+        engine.dispose()
+
+
 def column_dimension(conn: Connection) -> int | None:
     """The declared dimension of the vector column, or None when the column does not exist."""
     row = conn.execute(text(
