@@ -104,3 +104,30 @@ def fill_store(store: IndexFeed, namespace: str, n: int, *, seed: int = 0, keep_
     if bar is not None:
         bar.close()
     return time.perf_counter() - started
+
+
+def spread(embedder: Embedder) -> dict:
+    """How close the replicated copies are, beside how close real repeated runs are: the cosine between two dev
+    runs of the same task (WebCanvas ran its tasks with several agents) and between two copies of one vector."""
+    from collections import defaultdict
+
+    episodes = [condense(ln.trajectory) for name in DEV_FILES for ln in read_jsonl(DATA / name) if ln.trajectory]
+    vectors = embedder.embed([ep.embed_text for ep in episodes])
+    by_task: dict[str, list[int]] = defaultdict(list)
+    for i, ep in enumerate(episodes):
+        by_task[ep.task.strip().lower()].append(i)
+    same = np.array([float(vectors[a] @ vectors[b]) for ix in by_task.values()
+                     for n, a in enumerate(ix) for b in ix[n + 1:]])
+    copies = replicate(vectors, 2 * len(vectors), seed=1)
+    twins = (copies[: len(vectors)] * copies[len(vectors):]).sum(axis=1)
+    pct = (5, 25, 50, 75, 95)
+    return {"same_task_pairs": len(same), "tasks_run_more_than_once": sum(len(ix) > 1 for ix in by_task.values()),
+            "same_task_cosine": dict(zip(map(str, pct), np.percentile(same, pct).round(3).tolist(), strict=True)),
+            "copies_cosine": dict(zip(map(str, pct), np.percentile(twins, pct).round(3).tolist(), strict=True)),
+            "sigma": SIGMA}
+
+
+if __name__ == "__main__":
+    import json
+
+    print(json.dumps(spread(Embedder()), indent=2))
