@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import peers
 from benchmarks.data import DevVectors, replicate
-from benchmarks.peers import K, LanceDB, Pgvector, available, seed_rows
+from benchmarks.peers import K, LanceDB, Pgvector, seed_rows
 from condenser import condense
 from ems_service import Embedder, Runtime, Settings
 from ems_service.dataset import read_jsonl
@@ -63,8 +63,6 @@ def _load(peer, vectors: np.ndarray) -> None:
 
 
 def test_lancedb_flat_search_is_the_exact_top10(data: tuple[np.ndarray, np.ndarray]) -> None:
-    if not available("lancedb"):
-        pytest.skip("lancedb is not installed (pip install -e .[bench])")
     vectors, queries = data
     peer = LanceDB()
     try:
@@ -79,8 +77,6 @@ def test_lancedb_flat_search_is_the_exact_top10(data: tuple[np.ndarray, np.ndarr
 
 
 def test_lancedb_builds_its_default_index_from_index_above(data: tuple[np.ndarray, np.ndarray]) -> None:
-    if not available("lancedb"):
-        pytest.skip("lancedb is not installed (pip install -e .[bench])")
     vectors, queries = data
     peer = LanceDB(index_above=N)
     try:
@@ -99,8 +95,6 @@ def test_lancedb_builds_its_default_index_from_index_above(data: tuple[np.ndarra
 def test_searches_measures_flat_then_indexed(dev: DevVectors) -> None:
     """The benchmark's loop on LanceDB: a fresh table per size, latency, recall, and the IVF_PQ pass past
     `also_indexed_from` on the same table."""
-    if not available("lancedb"):
-        pytest.skip("lancedb is not installed (pip install -e .[bench])")
     out = peers._searches(lambda n: LanceDB(also_indexed_from=N), dev, dev.queries, (N,), 60.0)
     r = out[str(N)]
     assert r["index"] == "flat" and r["n"] == len(dev.queries) and 0 < r["p50_ms"] <= r["p99_ms"]
