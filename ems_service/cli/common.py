@@ -23,8 +23,18 @@ logger = logging.getLogger("ems_service.cli")
 
 
 def load_settings() -> Settings:
-    """The environment's settings, with logging configured from them."""
-    settings = Settings()
+    """The environment's settings, with logging configured from them. A setting the environment gets wrong is named
+    (its variable and what is wrong, never its value: it may be a secret) and the command exits 2."""
+    import typer
+    from pydantic import ValidationError
+
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        for error in exc.errors(include_input=False, include_url=False):
+            name = "EMS_" + "__".join(str(part) for part in error["loc"]).upper()
+            console.print(f"[red]{name}: {error['msg']}[/red]")
+        raise typer.Exit(2) from None
     configure_logging(settings.log_level, json_logs=settings.json_logs)
     return settings
 

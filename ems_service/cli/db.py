@@ -42,7 +42,8 @@ def db_upgrade(
 @app.command("index")
 def db_index(
     kind: str = typer.Option(None, help="ivfflat or hnsw (default: EMS_VECTOR__INDEX)"),
-    lists: int = typer.Option(None, min=1, help="IVF lists (default: by the table's rows, see the README)"),
+    lists: int = typer.Option(None, min=1, max=32_768, help="IVF lists (default: by the table's rows, see the "
+                                                             "README; pgvector allows at most 32,768)"),
 ) -> None:
     """Build the pgvector backend's approximate index now (after a bulk load or an upgrade), CONCURRENTLY: searches
     and writes go on, the old index serving until the new one replaces it. The backend also builds and rebuilds it

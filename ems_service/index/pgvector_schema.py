@@ -13,7 +13,7 @@ candidates in float32) is kept by the backend on the primary (`plan_index` / `bu
   `IVF_MIN_ROWS`, and rebuilt (CONCURRENTLY, the old one serving meanwhile) when the table has outgrown its lists
   by 2x either way. Robust to what a fleet stores: many near-identical runs of one task (benchmarks/pgvector.py).
 - `hnsw`: a graph, built once, even on an empty table. On such near-duplicate clusters larger than its candidate
-  lists it strands queries in the wrong cluster (recall@10 0.78-0.90 at 1M, whatever ef_search).
+  lists it strands queries in the wrong cluster (recall@10 below 0.9 at 1M whatever ef_search: benchmarks/results/pgvector.json).
 """
 
 from __future__ import annotations
@@ -121,7 +121,12 @@ def build_index(engine: Engine, kind: str, *, lists: int | None = None, concurre
     """Make the `kind` index (IVF with `lists`, default for the table's rows), then drop every other ANN index.
 
     CREATE INDEX CONCURRENTLY under a new name while the old index keeps serving, then a swap; under an advisory
-    lock so that of several API replicas on one primary only one builds (False: another holds it)."""
+    lock so that of several API replicas on one primary only one builds (False: another holds it). `memory` is the
+    build's maintenance_work_mem (an HNSW graph built past it slows down many times)."""
+    if kind not in ("ivfflat", "hnsw"):  # both go into the DDL's text
+        raise ValueError(f"the vector index is ivfflat or hnsw, not {kind!r}")
+    if lists is not None and not 1 <= int(lists) <= IVF_MAX_LISTS:
+        raise ValueError(f"IVF lists must be 1..{IVF_MAX_LISTS:,}, not {lists}")
     with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
         if not conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": _BUILD_LOCK}).scalar():
             return False

@@ -28,7 +28,7 @@ def test_a_server_that_cannot_start_is_reported_with_its_error(tmp_path):
     server = ServeProcess(env)
     started = time.perf_counter()
     try:
-        with pytest.raises(RuntimeError, match="exited at start-up: (?s:.*)embedder.backend"):
+        with pytest.raises(RuntimeError, match="exited at start-up: (?s:.*)EMS_EMBEDDER__BACKEND"):
             server.wait_ready(timeout=120)
     finally:
         if server.proc.poll() is None:

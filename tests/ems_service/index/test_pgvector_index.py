@@ -81,3 +81,30 @@ def test_migration_0008_hands_the_index_to_the_backend_and_back(pgvector_url):
         assert _kinds(pgvector_url) == {HNSW_INDEX: None}
     finally:
         engine.dispose()
+
+
+def test_build_index_refuses_a_kind_or_lists_that_would_reach_the_ddl(tmp_path):
+    import pytest
+
+    from ems_service.index.pgvector_schema import build_index
+
+    engine = create_engine(f"sqlite:///{tmp_path / 'never.db'}")  # refused before any connection
+    for kind, lists in (("ivfflat USING hnsw", None), ("IVFFLAT", None), ("ivfflat", 0), ("ivfflat", 40_000)):
+        with pytest.raises(ValueError, match="ivfflat or hnsw|IVF lists must be"):
+            build_index(engine, kind, lists=lists)
+    assert not (tmp_path / "never.db").exists()
+
+
+def test_a_setting_the_environment_gets_wrong_is_named_without_its_value(tmp_path, monkeypatch):
+    """Any command: the variable and what is wrong, exit 2, no traceback, never the value (it may be a secret)."""
+    monkeypatch.setenv("EMS_DATABASE_URL", f"sqlite:///{tmp_path / 'e.db'}")
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path))
+    for name, value, command in (("EMS_VECTOR__INDEX", "hnsw'-- sk-live-0123456789", ["db", "index"]),
+                                 ("EMS_VECTOR__IVF_PROBES", "\uff14", ["stats"]),  # a full-width digit
+                                 ("EMS_VECTOR__EXACT_BELOW", "sk-live-0123456789", ["db", "upgrade"])):
+        monkeypatch.setenv(name, value)
+        result = CliRunner().invoke(app, command)
+        monkeypatch.delenv(name)
+        out = " ".join(result.output.split())
+        assert result.exit_code == 2 and name in out, (name, out)
+        assert "sk-live" not in out and "Traceback" not in out and "\uff14" not in out
