@@ -187,6 +187,48 @@ def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, searc
     assert gave_up >= 10, "the walk must give up for some queries, or this test tests nothing"
 
 
+def test_a_small_filter_dense_near_the_query_is_served_by_the_nearest_lists_and_a_spread_one_exactly(table):
+    """Auto mode, IVF: a filter above exact_below whose rows, spread like the table's, would not fill half a pool in
+    the query's nearest lists is first searched in those lists alone by the index (PostgreSQL would sort every row
+    of the filter). Rows clustered near the query fill the pool there: the index answers, with the exact ids. Rows
+    spread over the table, or clustered far from the query, do not: an exact scan answers, with the exact ids."""
+    store, _, _, vecs = table
+    rng = np.random.default_rng(11)
+    center = vecs[7] + 0.3 * rng.normal(size=DIMENSION).astype(np.float32)  # off the table's clusters
+    center /= np.linalg.norm(center)
+    close = center + (0.2 / np.sqrt(DIMENSION)) * rng.normal(size=(200, DIMENSION)).astype(np.float32)
+    spread = _vectors(150, seed=12)
+    vectors = np.concatenate([close / np.linalg.norm(close, axis=1, keepdims=True), spread]).astype(np.float32)
+    episodes = []
+    for i in range(350):
+        site = "close.site" if i < 200 else "spread.site"
+        traj = Trajectory(task=f"dense filter task {i}", steps=[Step(action="click[1]", url=f"https://{site}/p")],
+                          outcome=Outcome(success=True), domain=site)
+        episodes.append(condense(traj, namespace="near"))
+    added = store.episodes.insert(episodes, vectors, "m")
+    assert build_index(store.engine, "ivfflat", lists=60, concurrently=False)  # 4 probes read ~1/15 of the rows
+    try:
+        faiss, pg = _backends(table, "auto", exact_below=100)
+        exact_runs = []
+        real_exact = pg._exact_statement
+        pg._exact_statement = lambda ns, q: exact_runs.append(q.domain) or real_exact(ns, q)  # type: ignore[method-assign]
+        query = center + (0.2 / np.sqrt(DIMENSION)) * rng.normal(size=DIMENSION).astype(np.float32)
+        query /= np.linalg.norm(query)
+        for site in ("close.site", "spread.site"):
+            flt = {"domain": site, "success": None, "exclude_task_id": None, "prefer_domain": None}
+            for q in (query, spread[3]):
+                got, truth = pg.search("near", _query(q, flt)), faiss.search("near", _query(q, flt))
+                assert [h.id for h in got] == [h.id for h in truth], site
+        # close.site's rows fill the pool in the lists nearest its own query, not in those of a query far from it;
+        # spread.site's rows never do
+        assert exact_runs == ["close.site", "spread.site", "spread.site"]
+        assert IVF_INDEX in pg.explain("near", _query(query, {"domain": "close.site", "success": None,
+                                                             "exclude_task_id": None, "prefer_domain": None}))
+    finally:
+        store.episodes.delete("near", added, reason="test")
+        assert build_index(store.engine, "ivfflat", concurrently=False)  # the table's own lists again
+
+
 def test_auto_counts_a_filter_once_per_count_ttl(table):
     """The capped count that picks auto's plan is remembered per filter for count_ttl_s, so repeated searches with
     one filter (an agent's own site) pay one count; a delete forgets it."""
