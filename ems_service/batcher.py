@@ -5,6 +5,11 @@ queue behind each other. Here the texts that arrive while the model is busy are 
 call (a leader/follower hand-off, no thread of its own): a request alone goes straight to the model and pays
 nothing; under load, a leader that just saw other requests waits up to `max_wait_s` for more before it runs.
 Results are the same vectors (each text is embedded independently; only padding groups change), in order.
+
+`lanes`: model calls that may run at once (the embedder's own `lanes`, EMS_EMBEDDER__LANES, 1 by default: on two
+cores two measured no faster, benchmarks/embedder_concurrency.py). A request alone takes one lane; a second request
+while one runs takes the next free lane instead of queueing; a leader that finishes hands its lane to the next
+queued request (taken off the queue, so that no other leader embeds it as well).
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ class BatchingEmbedder:
     name: str  # read through to the wrapped embedder (__getattr__), like every attribute not set here
     dimension: int
 
-    def __init__(self, inner: TextEmbedder, *, max_batch: int = 64, max_wait_s: float = 0.001) -> None:
+    def __init__(self, inner: TextEmbedder, *, max_batch: int = 64, max_wait_s: float = 0.001,
+                 lanes: int = 1) -> None:
         self.inner = inner
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
+        self.lanes = max(1, lanes)
         self._lock = threading.Lock()
         self._queue: list[_Job] = []
-        self._busy = False
+        self._leading = 0  # model calls running (at most `lanes`)
         self._crowded = False  # the last batch held more than one request: wait a little for the next
         self.batches = 0
         self.requests = 0
@@ -60,15 +67,25 @@ class BatchingEmbedder:
             return self.inner.embed(texts)
         job = _Job(list(texts))
         with self._lock:
-            self._queue.append(job)
             self.requests += 1
-            leading = not self._busy
-            self._busy = True
+            leading = self._leading < self.lanes
+            if leading:
+                self._leading += 1
+            else:
+                self._queue.append(job)
         if not leading:
-            job.done.wait()
-            if not job.lead:
+            try:
+                job.done.wait()
+            except BaseException:  # interrupted while queued: leave no job behind and no lane unheld
+                with self._lock:
+                    if job in self._queue:
+                        self._queue.remove(job)
+                    elif job.lead:
+                        self._hand_over()
+                raise
+            if not job.lead:  # a leader embedded it
                 return self._outcome(job)
-        self._lead()
+        self._lead(job)  # a free lane, or one handed over by a leader that finished
         return self._outcome(job)
 
     @staticmethod
@@ -78,25 +95,27 @@ class BatchingEmbedder:
         assert job.result is not None
         return job.result
 
-    def _lead(self) -> None:
-        """Embed the queue's first jobs (up to max_batch texts) in one call, then hand over or go idle."""
-        if self._crowded and self.max_wait_s > 0:
-            deadline = time.perf_counter() + self.max_wait_s
-            while time.perf_counter() < deadline:
-                with self._lock:
-                    if sum(len(j.texts) for j in self._queue) >= self.max_batch:
-                        break
-                time.sleep(self.max_wait_s / 4)
-        with self._lock:
-            batch: list[_Job] = []
-            size = 0
-            while self._queue and (not batch or size + len(self._queue[0].texts) <= self.max_batch):
-                job = self._queue.pop(0)
-                batch.append(job)
-                size += len(job.texts)
-            self._crowded = len(batch) > 1 or bool(self._queue)
-            self.batches += 1
+    def _lead(self, own: _Job) -> None:
+        """Embed `own` and the queue's first jobs (up to max_batch texts) in one call, then hand the lane over or
+        free it. A leader handed its lane under load (`crowded`) first waits up to max_wait_s for more texts; one
+        that found a lane free never waits."""
+        batch = [own]
         try:
+            if own.lead and self._crowded and self.max_wait_s > 0:
+                deadline = time.perf_counter() + self.max_wait_s
+                while time.perf_counter() < deadline:
+                    with self._lock:
+                        if len(own.texts) + sum(len(j.texts) for j in self._queue) >= self.max_batch:
+                            break
+                    time.sleep(self.max_wait_s / 4)
+            with self._lock:
+                size = len(own.texts)
+                while self._queue and size + len(self._queue[0].texts) <= self.max_batch:
+                    job = self._queue.pop(0)
+                    batch.append(job)
+                    size += len(job.texts)
+                self._crowded = len(batch) > 1 or bool(self._queue)
+                self.batches += 1
             vectors = self.inner.embed([t for job in batch for t in job.texts])
             start = 0
             for job in batch:
@@ -107,11 +126,17 @@ class BatchingEmbedder:
                 job.error = exc
         finally:
             with self._lock:
-                if self._queue:
-                    nxt = self._queue[0]
-                    nxt.lead = True
-                    nxt.done.set()
-                else:
-                    self._busy = False
+                self._hand_over()
             for job in batch:
-                job.done.set()
+                if job is not own:
+                    job.done.set()
+
+    def _hand_over(self) -> None:
+        """With the lock held: give this lane to the next queued job (off the queue: no other leader embeds it),
+        or free it."""
+        if self._queue:
+            nxt = self._queue.pop(0)
+            nxt.lead = True
+            nxt.done.set()
+        else:
+            self._leading -= 1

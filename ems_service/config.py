@@ -88,6 +88,11 @@ class EmbedderSettings(BaseModel):
     batch_wait_ms: float = Field(1.0, ge=0, le=50, description="under concurrent load, how long a model call waits "
                                                              "for more requests' texts (a request alone never waits)")
     max_batch: int = Field(64, ge=1, le=4096, description="texts of concurrent requests embedded in one model call")
+    lanes: int = Field(1, ge=1, le=64, description="ONNX model calls that run at once for concurrent requests (a "
+                                                   "run alone takes the two-thread session, one that starts while "
+                                                   "another runs a one-thread session of its own); 2 measured no "
+                                                   "faster than 1 on two cores (benchmarks/embedder_concurrency.py); "
+                                                   "torch runs one")
 
 
 class LimitSettings(BaseModel):

@@ -17,6 +17,7 @@ import sys
 import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -165,7 +166,7 @@ class OnnxEmbedder:
     """Same interface as Embedder: batched (padding-aware, by length), unit-length float32 vectors."""
 
     def __init__(self, path: Path, *, model_dir: Path | None = None, batch_size: int = 32, threads: int | None = None,
-                 check: bool = True, min_agreement: float | None = None) -> None:
+                 lanes: int | None = None, check: bool = True, min_agreement: float | None = None) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
@@ -174,10 +175,16 @@ class OnnxEmbedder:
         if check and self.agreement < (MIN_AGREEMENT if min_agreement is None else min_agreement):
             raise EmbedderUnavailable(f"ONNX graph at {path} does not agree with the torch model "
                                       f"(min cosine {self.agreement})")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        cores = os.cpu_count() or 1
+        self._session = _session(ort, path, threads or min(2, cores))
+        # Concurrent requests: a run alone takes the session above (all its threads: the lowest latency); a run
+        # that starts while another is running takes a one-thread session of its own, so that under load each
+        # core runs one text at a time. Two one-thread runs at once gave 1.4x the texts/s of one two-thread
+        # session on two cores without micro-batching; with the micro-batches of ems_service.batcher on top, two
+        # lanes did no better than one (benchmarks/embedder_concurrency.py). `lanes` runs at once; 1 by default.
+        self.lanes = lanes or 1
+        self._spare = [_session(ort, path, 1) for _ in range(self.lanes - 1)]
+        self._running = 0
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=256)
         self._tokenizer.no_padding()
@@ -188,38 +195,58 @@ class OnnxEmbedder:
         self.dimension = 384
         self.batch_size = batch_size
         self.calls = 0
+        self._runs = threading.BoundedSemaphore(self.lanes)
         self._lock = threading.Lock()
 
-    def _run(self, encodings: list) -> np.ndarray:  # tokenizers.Encoding items
+    def _run(self, session: Any, encodings: list) -> np.ndarray:  # an onnxruntime session; tokenizers.Encoding items
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)
         mask = np.zeros_like(ids)
         for row, e in enumerate(encodings):
             ids[row, : len(e.ids)] = e.ids
             mask[row, : len(e.ids)] = 1
-        return self._session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                        "token_type_ids": np.zeros_like(ids)})[0]
+        return session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                  "token_type_ids": np.zeros_like(ids)})[0]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings of `texts`, shape (n, 384), float32, unit length."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:
-            self.calls += 1
-            encodings = self._tokenizer.encode_batch(texts)
-            lengths = [len(e.ids) for e in encodings]
-            order = np.argsort(lengths, kind="stable")  # similar lengths share a micro-batch: little padding
-            out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-            group: list[int] = []
-            for i in order:
-                # a micro-batch holds at most `batch_size` texts and TOKEN_BUDGET padded tokens
-                if group and (len(group) >= self.batch_size or (len(group) + 1) * lengths[i] > TOKEN_BUDGET):
-                    out[group] = self._run([encodings[j] for j in group])
-                    group = []
-                group.append(int(i))
-            if group:
-                out[group] = self._run([encodings[j] for j in group])
+        with self._runs:
+            with self._lock:
+                self.calls += 1
+                session = self._session if self._running == 0 or not self._spare else self._spare.pop()
+                self._running += 1
+            try:
+                return self._embed(session, texts)
+            finally:
+                with self._lock:
+                    self._running -= 1
+                    if session is not self._session:
+                        self._spare.append(session)
+
+    def _embed(self, session: Any, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
+        order = np.argsort(lengths, kind="stable")  # similar lengths share a micro-batch: little padding
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        group: list[int] = []
+        for i in order:
+            # a micro-batch holds at most `batch_size` texts and TOKEN_BUDGET padded tokens
+            if group and (len(group) >= self.batch_size or (len(group) + 1) * lengths[i] > TOKEN_BUDGET):
+                out[group] = self._run(session, [encodings[j] for j in group])
+                group = []
+            group.append(int(i))
+        if group:
+            out[group] = self._run(session, [encodings[j] for j in group])
         return out
+
+
+def _session(ort: Any, path: Path, threads: int) -> Any:
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.intra_op_num_threads = threads
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
 def agreement(graph: Path) -> float:
@@ -228,28 +255,29 @@ def agreement(graph: Path) -> float:
     return float(json.loads(meta_path.read_text()).get("min_cosine", 0.0)) if meta_path.exists() else 0.0
 
 
-def load_int8(path: Path | None, *, batch_size: int) -> OnnxEmbedder:
+def load_int8(path: Path | None, *, batch_size: int, lanes: int | None = None) -> OnnxEmbedder:
     """The fully int8 graph (`webcoach embedder export --int8`); an error when it was not made."""
     target = path or int8_path()
     if not target.exists():
         raise EmbedderUnavailable(f"no int8 graph at {target}: run `webcoach embedder export --int8`")
-    return OnnxEmbedder(target, batch_size=batch_size, min_agreement=INT8_MIN_AGREEMENT)
+    return OnnxEmbedder(target, batch_size=batch_size, lanes=lanes, min_agreement=INT8_MIN_AGREEMENT)
 
 
-def load(path: Path | None, data_dir: Path, *, batch_size: int, graphs: tuple[str, ...] = (SEL8, FP32)) -> OnnxEmbedder:
+def load(path: Path | None, data_dir: Path, *, batch_size: int, graphs: tuple[str, ...] = (SEL8, FP32),
+         lanes: int | None = None) -> OnnxEmbedder:
     """The first of `graphs` (fastest first) that was exported and agrees with torch; `path` pins one graph.
     Exported on first use when the install did not export it."""
     if path is not None:
         if not path.exists():
             export(default_model_path(), path)
-        return OnnxEmbedder(path, batch_size=batch_size)
+        return OnnxEmbedder(path, batch_size=batch_size, lanes=lanes)
     folders = [default_path().parent, data_dir / "models"]
     for folder in folders:
         for name in graphs:
             if agreement(folder / name) >= MIN_AGREEMENT and (folder / name).exists():
-                return OnnxEmbedder(folder / name, batch_size=batch_size)
+                return OnnxEmbedder(folder / name, batch_size=batch_size, lanes=lanes)
     if any((folder / name).exists() for folder in folders for name in graphs):
         raise EmbedderUnavailable(f"no exported ONNX graph among {', '.join(graphs)} agrees with the torch model")
     target = default_path() if os.access(Path(sys.prefix), os.W_OK) else data_dir / "models" / FP32
     export(default_model_path(), target)
-    return load(None, data_dir, batch_size=batch_size, graphs=graphs)
+    return load(None, data_dir, batch_size=batch_size, graphs=graphs, lanes=lanes)

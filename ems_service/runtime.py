@@ -50,13 +50,13 @@ def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedd
     if cfg.backend == "onnx_int8":
         from ems_service.onnx_embedder import load_int8
 
-        return load_int8(pinned, batch_size=cfg.batch_size)
+        return load_int8(pinned, batch_size=cfg.batch_size, lanes=cfg.lanes)
     if cfg.backend != "torch" and cfg.model_path is None and cfg.device == "cpu":
         from ems_service.onnx_embedder import FP32, SEL8, load
 
         graphs = {"onnx_fp32": (FP32,), "onnx_selective_int8": (SEL8,)}.get(cfg.backend, (SEL8, FP32))
         try:
-            return load(pinned, settings.data_dir, batch_size=cfg.batch_size, graphs=graphs)
+            return load(pinned, settings.data_dir, batch_size=cfg.batch_size, graphs=graphs, lanes=cfg.lanes)
         except Exception as exc:  # fall back to torch, which is always there
             if cfg.backend != "auto":
                 raise
@@ -77,8 +77,9 @@ class Runtime:
         self.events = EventRepository(self.db)
         single_threaded_numpy_blas()
         cfg = settings.embedder
-        self.embedder = BatchingEmbedder(embedder or build_embedder(settings), max_batch=cfg.max_batch,
-                                         max_wait_s=cfg.batch_wait_ms / 1000)
+        model = embedder or build_embedder(settings)
+        self.embedder = BatchingEmbedder(model, max_batch=cfg.max_batch, max_wait_s=cfg.batch_wait_ms / 1000,
+                                         lanes=getattr(model, "lanes", 1))
         self.vectors = build_backend(settings, IndexFeed(self.db, self.episodes), model=self.embedder.name,
                                      dimension=self.embedder.dimension)
         self.llm = build_llm(settings.llm)

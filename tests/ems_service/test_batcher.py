@@ -77,3 +77,90 @@ def test_a_model_error_reaches_every_request_of_its_batch_and_the_batcher_recove
         batcher.embed(["boom"])
     assert batcher.embed(["fine"]).shape == (1, embedder.dimension)
     assert batcher.embed([]).shape == (0, embedder.dimension)
+
+
+class _Overlapping(_Counting):
+    """Records how many model calls overlap (the batcher's lanes), each call a little slow."""
+
+    def __init__(self, inner, delay: float) -> None:
+        super().__init__(inner, delay)
+        self.running = self.most = 0
+        self._guard = threading.Lock()
+
+    def embed(self, texts):
+        with self._guard:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        try:
+            return super().embed(texts)
+        finally:
+            with self._guard:
+                self.running -= 1
+
+
+@pytest.mark.parametrize("lanes", [1, 2, 3])
+def test_lanes_bound_the_model_calls_at_once_and_every_request_gets_its_own_vectors(embedder, lanes):
+    """Under 24 threads' load (random text counts, no wait), at most `lanes` model calls run at once and all of them
+    are used; each request gets its own texts' vectors; afterwards no lane is held (a hand-over lost or given twice
+    would hold one, or hang)."""
+    inner = _Overlapping(embedder, delay=0.005)
+    batcher = BatchingEmbedder(inner, max_batch=8, max_wait_s=0.0, lanes=lanes)
+    expected = {t: v for t, v in zip(TEXTS, embedder.embed(TEXTS), strict=True)}
+    errors: list[str] = []
+    start = threading.Barrier(24)
+
+    sent = [0] * 24
+
+    def worker(w: int) -> None:
+        rng = np.random.default_rng(w)
+        start.wait()
+        try:
+            for _ in range(6):
+                texts = [TEXTS[i] for i in rng.choice(len(TEXTS), int(rng.integers(1, 4)), replace=False)]
+                sent[w] += len(texts)
+                got = batcher.embed(texts)
+                if got.shape != (len(texts), embedder.dimension) or not np.allclose(
+                        got, np.stack([expected[t] for t in texts]), atol=1e-5):
+                    errors.append(f"worker {w}: wrong vectors")
+        except BaseException as exc:  # noqa: BLE001 - a thread's error must fail the test, not warn
+            errors.append(f"worker {w}: {exc!r}")
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(24)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not any(t.is_alive() for t in threads), "a request never got its vectors"
+    assert not errors
+    assert inner.most == lanes, (inner.most, lanes)
+    assert batcher._leading == 0 and not batcher._queue
+    assert batcher.requests == 24 * 6 and max(inner.sizes) <= 8
+    assert sum(inner.sizes) == sum(sent) and batcher.batches == len(inner.sizes)  # each text embedded once
+
+
+def test_with_two_lanes_a_model_error_reaches_its_requests_and_frees_the_lane(embedder):
+    class Failing(_Overlapping):
+        def embed(self, texts):
+            if any("boom" in t for t in texts):
+                time.sleep(0.02)
+                raise RuntimeError("model failed")
+            return super().embed(texts)
+
+    batcher = BatchingEmbedder(Failing(embedder, delay=0.02), max_wait_s=0.0, lanes=2)
+    outcomes: dict[str, str] = {}
+
+    def call(text: str) -> None:
+        try:
+            batcher.embed([text])
+            outcomes[text] = "ok"
+        except RuntimeError as exc:
+            outcomes[text] = str(exc)
+
+    threads = [threading.Thread(target=call, args=(t,)) for t in ["boom", "fine one", "fine two", "fine three"]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert outcomes["boom"] == "model failed"
+    assert batcher._leading == 0 and not batcher._queue
+    assert batcher.embed(["after"]).shape == (1, embedder.dimension)

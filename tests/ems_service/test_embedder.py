@@ -69,6 +69,44 @@ def test_onnx_graphs_agree_with_torch_on_dev_texts(embedder, tmp_path, graph):
     assert onnx.agreement >= 0.99  # what export measured and recorded beside the graph
 
 
+def test_onnx_lanes_run_concurrent_calls_on_their_own_sessions_with_the_same_vectors():
+    """With two lanes, calls that overlap run on two sessions (the two-thread one and a one-thread spare) and give the
+    vectors one lane gives; afterwards the spare is back and nothing is counted as running."""
+    import threading
+
+    from ems_service.onnx_embedder import SEL8, OnnxEmbedder, default_path, sibling
+    from tests.conftest import dev_records
+
+    graph = sibling(default_path(), SEL8)
+    texts = [r["task"] for r in dev_records("online_mind2web_abp.jsonl", 24)]
+    one = OnnxEmbedder(graph)
+    alone = np.stack([one.embed([t])[0] for t in texts])  # one text a call, as the workers call
+    two = OnnxEmbedder(graph, lanes=2)
+    used: set[int] = set()
+    real_run = two._run
+
+    def run(session, encodings):
+        used.add(id(session))
+        return real_run(session, encodings)
+
+    two._run = run  # type: ignore[method-assign]
+    out: dict[int, np.ndarray] = {}
+    start = threading.Barrier(6)
+
+    def worker(w: int) -> None:
+        start.wait()
+        for i in range(w, len(texts), 6):
+            out[i] = two.embed([texts[i]])[0]
+
+    threads = [threading.Thread(target=worker, args=(w,)) for w in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert np.allclose(np.stack([out[i] for i in range(len(texts))]), alone, atol=1e-5)
+    assert len(used) == 2 and two._running == 0 and len(two._spare) == 1 and two.calls == len(texts)
+
+
 def test_a_graph_that_disagrees_is_refused(tmp_path):
     import json as _json
 
