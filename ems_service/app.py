@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,7 +25,7 @@ from ems_service.errors import (
     ValidationFailed,
     error_response,
 )
-from ems_service.middleware import RequestContext
+from ems_service.middleware import ObserveLatency, RequestContext
 from ems_service.runtime import Runtime
 from ems_service.schemas import ErrorBody
 from ems_service.ui import mount_ui
@@ -130,17 +129,7 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     )
     install_error_handlers(app)
 
-    @app.middleware("http")
-    async def _observe(request: Request, call_next):  # noqa: ANN001, ANN202 - Starlette middleware protocol
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = request.scope.get("route")
-        runtime = getattr(request.app.state, "runtime", None)
-        if runtime is not None:
-            runtime.metrics.latency.labels(request.method, getattr(route, "path", "unmatched"),
-                                           str(response.status_code)).observe(time.perf_counter() - started)
-        return response
-
+    app.add_middleware(ObserveLatency)
     app.include_router(system.router)
     app.include_router(episodes.router)
     app.include_router(search.router)

@@ -168,3 +168,23 @@ def test_health_ready_openapi(client):
     assert {"/v1/episodes", "/v1/episodes:batch", "/v1/search", "/v1/stats"} <= set(spec["paths"])
     r = client.get("/v1/nope")
     assert r.status_code == 404 and r.json()["error"] == "NotFound"
+
+
+def test_metrics_count_each_request_by_route_and_status(client):
+    """The latency histogram (ObserveLatency) counts every request under its matched route and status, an unknown
+    path as `unmatched`, and a refused body under its route with the refusal's status."""
+    import re
+
+    def seen(method: str, route: str, status: int) -> int:
+        text = client.get("/metrics").text
+        m = re.search(rf'ems_request_seconds_count{{method="{method}",route="{re.escape(route)}",status="{status}"}} '
+                      r"([0-9.]+)", text)
+        return int(float(m.group(1))) if m else 0
+
+    before = (seen("POST", "/v1/search", 200), seen("GET", "unmatched", 404), seen("POST", "/v1/search", 422))
+    for _ in range(3):
+        assert client.post("/v1/search", json={"text": "book a flight", "k": 3}).status_code == 200
+    assert client.get("/v1/nope").status_code == 404
+    assert client.post("/v1/search", json={"k": 3}).status_code == 422
+    after = (seen("POST", "/v1/search", 200), seen("GET", "unmatched", 404), seen("POST", "/v1/search", 422))
+    assert [a - b for a, b in zip(after, before, strict=True)] == [3, 1, 1]
