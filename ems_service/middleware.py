@@ -215,6 +215,19 @@ class RequestContext:
                 return b"".join(chunks), True
 
 
+class SentStatus:
+    """An ASGI `send` that remembers the status the response started with (`status`; `default` until then)."""
+
+    def __init__(self, send: Send, default: int) -> None:
+        self.send = send
+        self.status = default
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        await self.send(message)
+
+
 class ObserveLatency:
     """Each HTTP request's seconds into the runtime's latency histogram, by method, matched route (or
     `unmatched`) and status; a request whose route raised is counted with status 500."""
@@ -227,19 +240,12 @@ class ObserveLatency:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 500
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        sent = SentStatus(send, 500)
         try:
-            await self.app(scope, receive, sending)
+            await self.app(scope, receive, sent)
         finally:
             runtime = getattr(scope["app"].state, "runtime", None) if "app" in scope else None
             if runtime is not None:
                 route = scope.get("route")
                 runtime.metrics.latency.labels(scope["method"], getattr(route, "path", "unmatched"),
-                                               str(status)).observe(time.perf_counter() - started)
+                                               str(sent.status)).observe(time.perf_counter() - started)

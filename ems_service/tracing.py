@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ems_service.config import TracingSettings
+from ems_service.middleware import SentStatus
 
 if TYPE_CHECKING:
     from ems_service.runtime import Runtime
@@ -170,19 +171,12 @@ class TraceRequests:
 
         carrier = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope.get("headers") or ()
                    if name in (b"traceparent", b"tracestate")}
-        status = 0
-
-        async def send_status(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
+        sent = SentStatus(send, 0)
         method = scope.get("method", "")
         with tracer.start_as_current_span(method, context=propagate.extract(carrier), kind=SpanKind.SERVER,
                                           record_exception=False, set_status_on_exception=False) as current:
             try:
-                await self.app(scope, receive, send_status)
+                await self.app(scope, receive, sent)
             except BaseException as exc:
                 _failed(current, exc)
                 raise
@@ -191,10 +185,10 @@ class TraceRequests:
                 current.update_name(f"{method} {route or 'unmatched'}")
                 state = scope.get("state") or {}
                 current.set_attributes(_attributes({
-                    "http.request.method": method, "http.route": route, "http.response.status_code": status,
+                    "http.request.method": method, "http.route": route, "http.response.status_code": sent.status,
                     "namespace": state.get("namespace"),
                 }))
-                if status >= 500:
+                if sent.status >= 500:
                     current.set_status(StatusCode.ERROR)
 
 
