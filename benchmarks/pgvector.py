@@ -21,6 +21,10 @@ task texts, embedded):
 - ingest: episodes/s of the store's INSERT plus the backend's add, 32 prepared episodes a batch (embedding
   excluded: it is the same for both);
 - a real `webcoach serve` API replica per backend: seconds to ready and its RSS after 200 searches.
+
+`--repeat N` measures the configured search (`auto`) N times over (each a fresh backend; its p50 / p99 are the
+medians of the N, every run kept under `runs`): on this VM one run's p99 of 300 searches moves 30-40% between runs
+of the same code. `--modes` measures a subset (e.g. `auto` alone for a re-run of the headline at 1M).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import os
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -213,7 +218,25 @@ def _serve(url: str, work: Path, backend: str, texts: list[str]) -> dict:
     return {"ready_s": round(ready, 2), "rss_mb": round(rss, 1)}
 
 
-def run(sizes: list[int], work: Path) -> dict:
+ALL_MODES = ("faiss_ivf", *(f"pgvector_ivf_p{p}" for p in PROBE_SWEEP), "pgvector_auto", "pgvector_exact",
+             *(f"pgvector_hnsw_ef{ef}" for ef in EF_SWEEP))
+
+
+def _median_of_runs(runs: list[dict]) -> dict:
+    """One measure from repeated runs: the median of each latency percentile, the lowest recall, every run kept."""
+    out = dict(runs[0])
+    for path in ("unfiltered", "own_site", "other_site"):
+        out[path] = {**runs[0][path],
+                     **{key: round(statistics.median(r[path][key] for r in runs), 3)
+                        for key in runs[0][path] if key.endswith("_ms")},
+                     **{key: min(r[path][key] for r in runs) for key in ("recall10", "recall10_ids")}}
+    if len(runs) > 1:
+        out["runs"] = [{path: {k: r[path][k] for k in ("p50_ms", "p99_ms")} for path in ("unfiltered", "own_site",
+                                                                                      "other_site")} for r in runs]
+    return out
+
+
+def run(sizes: list[int], work: Path, *, modes: tuple[str, ...] = ALL_MODES, repeat: int = 1) -> dict:
     embedder = Embedder()
     dev = dev_vectors(embedder)
     from benchmarks.common import DATA, DEV_FILES
@@ -265,34 +288,41 @@ def run(sizes: list[int], work: Path) -> dict:
                     elif backend == "pgvector":
                         vs["search"] = mode
                     cfg = settings.model_copy(update={"vector": settings.vector.model_copy(update=vs)})
-                    rt = Runtime(cfg, embedder=embedder)
-                    started = time.perf_counter()
-                    rt.start(background=False)
-                    if backend == "faiss":
-                        rt.vectors.namespace("default").wait_for_build()  # the kind the service serves at this size
-                    start_s = time.perf_counter() - started
-                    few = 5 if mode == "exact" else 100
-                    passes = 1 if mode == "exact" else 3
-
-                    def measure(qs: list, filters: list, passes: int, rt: Runtime = rt) -> dict:
-                        return _measure(rt.vectors, np.stack(qs), *table, filters, passes)
-
                     key = f"{backend}_{mode}"
-                    row[key] = {"start_s": round(start_s, 2),
-                                "unfiltered": measure(list(queries[:few]), [None] * few, passes),
-                                "own_site": measure([q for q, _ in own[:few]], [d for _, d in own[:few]], passes),
-                                "other_site": measure(other[:few], [top_domain] * len(other[:few]),
-                                                      min(passes, 2))}
-                    if key in ("faiss_ivf", "pgvector_auto"):
-                        row[key]["ingest_eps"] = _ingest_rate(rt)
-                    rt.close()
-                if serve:
+                    if key not in modes:
+                        continue
+                    runs = []
+                    for _ in range(repeat if key == "pgvector_auto" else 1):
+                        rt = Runtime(cfg, embedder=embedder)
+                        started = time.perf_counter()
+                        rt.start(background=False)
+                        if backend == "faiss":
+                            rt.vectors.namespace("default").wait_for_build()  # the kind served at this size
+                        start_s = time.perf_counter() - started
+                        few = 5 if mode == "exact" else 100
+                        passes = 1 if mode == "exact" else 3
+
+                        def measure(qs: list, filters: list, passes: int, rt: Runtime = rt) -> dict:
+                            return _measure(rt.vectors, np.stack(qs), *table, filters, passes)
+
+                        runs.append({"start_s": round(start_s, 2),
+                                     "unfiltered": measure(list(queries[:few]), [None] * few, passes),
+                                     "own_site": measure([q for q, _ in own[:few]], [d for _, d in own[:few]],
+                                                         passes),
+                                     "other_site": measure(other[:few], [top_domain] * len(other[:few]),
+                                                           min(passes, 2))})
+                        if key in ("faiss_ivf", "pgvector_auto") and len(runs) == 1:
+                            runs[0]["ingest_eps"] = _ingest_rate(rt)
+                        rt.close()
+                    row[key] = _median_of_runs(runs)
+                if serve and any(m.startswith(backend) for m in modes):
                     row[f"serve_{backend}"] = _serve(url, work, backend, texts)
 
             measure_modes("faiss", ["ivf"])
             measure_modes("pgvector", [*(f"ivf_p{p}" for p in PROBE_SWEEP), "auto", "exact"])
-            row["hnsw_build_s"] = round(_index(url, "hnsw"), 1)
-            measure_modes("pgvector", [f"hnsw_ef{ef}" for ef in EF_SWEEP], serve=False)
+            if any(m.startswith("pgvector_hnsw") for m in modes):
+                row["hnsw_build_s"] = round(_index(url, "hnsw"), 1)
+                measure_modes("pgvector", [f"hnsw_ef{ef}" for ef in EF_SWEEP], serve=False)
             out["sizes"][str(n)] = row
             print(json.dumps({str(n): row}), flush=True)
     finally:
@@ -329,6 +359,9 @@ def markdown(result: dict) -> str:
             *(f"pgvector_hnsw_ef{ef}" for ef in EF_SWEEP), "pgvector_exact"]
     names = ["FAISS (IVF-SQ8)", *(f"pgvector IVF {p} probes" for p in PROBE_SWEEP), "pgvector auto (IVF)",
              *(f"pgvector HNSW ef {ef}" for ef in EF_SWEEP), "pgvector exact"]
+    measured = [(c, name) for c, name in zip(cols, names, strict=True)
+                if all(c in result["sizes"][n] for n in sizes)]  # a run of some --modes only
+    cols, names = [c for c, _ in measured], [name for _, name in measured]
     lines = [f"| {' / '.join(f'{int(n) // 1000}k' if int(n) < 10**6 else f'{int(n) // 10**6}M' for n in sizes)} "
              f"| {' | '.join(names)} |", "|---" * (len(cols) + 1) + "|"]
     for path, label in (("unfiltered", "unfiltered"), ("own_site", "own site"), ("other_site", "other site (2.3%)")):
@@ -345,12 +378,18 @@ def markdown(result: dict) -> str:
             ("API replica RSS after 200 searches (MB)", lambda r, b: r[f"serve_{b}"]["rss_mb"]),
             ("ingest, INSERT + index, 32 a batch (episodes/s)",
              lambda r, b: r[f"{b}_ivf" if b == "faiss" else f"{b}_auto"]["ingest_eps"])]
+    def cell(get: Callable[[dict, str], float], row: dict, backend: str) -> str:
+        try:
+            return f"{get(row, backend):,}"
+        except KeyError:  # not measured in this run (--modes)
+            return "-"
+
     for label, get in rows:
-        cells = [f"{get(result['sizes'][n], b):,}" for b in ("faiss", "pgvector") for n in sizes]
+        cells = [cell(get, result["sizes"][n], b) for b in ("faiss", "pgvector") for n in sizes]
         lines.append(f"| {label} | {' | '.join(cells)} |")
     for key, label in (("ivf_build_s", "IVF build after the load (s)"), ("hnsw_build_s", "HNSW build (s)")):
         lines.append(f"| {label} | {' | '.join([''] * len(sizes))} | "
-                     f"{' | '.join(str(result['sizes'][n][key]) for n in sizes)} |")
+                     f"{' | '.join(str(result['sizes'][n].get(key, '-')) for n in sizes)} |")
     return "\n".join(lines)
 
 
@@ -361,6 +400,9 @@ def main() -> None:
     parser.add_argument("--headline-only", action="store_true", help="recompute the headline of --out (after a "
                                                                      "change of the default ef_search)")
     parser.add_argument("--table", action="store_true", help="print the README's tables from --out")
+    parser.add_argument("--modes", default=",".join(ALL_MODES),
+                        help=f"what to measure, comma separated (default all: {', '.join(ALL_MODES)})")
+    parser.add_argument("--repeat", type=int, default=1, help="runs of pgvector_auto (medians reported)")
     args = parser.parse_args()
     if args.table:
         print(markdown(json.loads(args.out.read_text())))
@@ -374,7 +416,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="webcoach-pgbench-", dir="/tmp") as tmp:
         work = Path(tmp)
         work.chmod(0o755)
-        result = run([int(s) for s in args.sizes.split(",")], work)
+        modes = tuple(m for m in args.modes.split(",") if m)
+        unknown = sorted(set(modes) - set(ALL_MODES))
+        if unknown:
+            parser.error(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(ALL_MODES)}")
+        result = run([int(s) for s in args.sizes.split(",")], work, modes=modes, repeat=max(1, args.repeat))
     result["headline"] = headline(result)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["headline"]))

@@ -42,9 +42,11 @@ class VectorSettings(BaseModel):
                                "k-means lists, built once the table has 1,000 rows and rebuilt as it grows 2x; "
                                "recall@10 1.0 at 1M on near-duplicate runs of one task, where hnsw stays below 0.9 "
                                "(benchmarks/pgvector.py)")
-    exact_below: int = Field(2_000, ge=0, description="pgvector auto: rows a filter may keep for an exact scan; "
-                                                    "2,000: above it the IVF index's iterative scan was faster at "
-                                                    "1M (an exact scan reads every row of the filter)")
+    exact_below: int = Field(1_000, ge=0, description="pgvector auto: rows a filter may keep for an exact scan; "
+                                                    "1,000: an exact scan reads every row of the filter (a few "
+                                                    "microseconds each), the nearest-lists walk about 2,000 "
+                                                    "index rows whatever the filter, so above ~1,000 rows the "
+                                                    "walk is cheaper even when it has to be redone exactly")
     ivf_probes: int = Field(4, ge=1, le=32_768, description="pgvector ivfflat: lists searched (ivfflat.probes); "
                                                            "lists hold ~500 rows up to 1M rows")
     ivf_max_probes: int = Field(16, ge=1, le=32_768, description="pgvector ivfflat: lists a filtered search may "

@@ -17,8 +17,15 @@ One band of filters is planned here rather than by PostgreSQL (auto mode, IVF in
 exact scan yet so small that the query's `ivf_probes` nearest lists would hold fewer than half a pool of their rows
 if the rows were spread like the table's (a site's rows at 1M). PostgreSQL prices the index under that assumption,
 so it sorts every row of the filter instead (14 ms for a site of ~5,000 rows at 1M). Such a filter is first
-searched in the nearest lists alone, with sorting switched off; a full pool there shows its rows to lie near the
-query (a run's own site: 2.3 ms, the same ids), and anything less is answered by an exact scan of its rows.
+searched among the `ivf_probes` lists' worth of rows nearest the query, found by the index unfiltered (a LIMIT the
+filter is applied above); a full pool there shows its rows to lie near the query (a run's own site: the same ids
+as an exact scan, without its sort), and anything less is answered by an exact scan of its rows.
+
+Round trips: the index settings a usual search needs are set once per pooled connection, for its session (`_tune`,
+on checkout), so a search is one statement in autocommit; the statement reads the session's settings back
+(`tuned`), and a connection whose settings are not these (a transaction-pooling PgBouncer handing over another
+client's session) is searched with settings local to a transaction instead. Query vectors are sent in pgvector's
+binary form.
 """
 
 from __future__ import annotations
@@ -27,11 +34,14 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from pgvector.psycopg.vector import register_vector_info
 from pgvector.sqlalchemy import VECTOR
-from sqlalchemy import Column, MetaData, Table, bindparam, text
+from psycopg.types import TypeInfo
+from sqlalchemy import Column, Connection, MetaData, Table, TextClause, bindparam, event, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from ems_service.errors import DimensionMismatch, NotReady
@@ -59,6 +69,12 @@ logger = logging.getLogger(__name__)
 _BACKFILL_BATCH = 1000
 _PLANS_KEPT = 4096  # filters whose capped count is remembered for count_ttl_s
 _BUILD_RETRY_S = 3600  # after a failed index build
+_ADAPTED = "ems_pgvector_dumper"  # a pooled connection's record: it sends numpy vectors as pgvector's binary
+_TUNED = "ems_pgvector_settings"  # a pooled connection's record: the settings its session holds (see _tune)
+_SETTING_NAMES = ("ivfflat.probes", "ivfflat.iterative_scan", "ivfflat.max_probes", "hnsw.ef_search",
+                  "hnsw.iterative_scan", "hnsw.max_scan_tuples", "enable_sort")
+# the session's settings now, in that order, as one text (NULL when one is unknown to the session)
+_SETTINGS_NOW = " || ',' || ".join(f"current_setting('{name}', true)" for name in _SETTING_NAMES)
 
 
 def episodes_with_vectors() -> Table:
@@ -85,12 +101,16 @@ class PgvectorBackend:
         self._counts: dict[str, tuple[int, float]] = {}
         self._plans: OrderedDict[tuple, tuple[str, float]] = OrderedDict()  # filter -> (plan, when counted)
         self._lock = threading.Lock()
-        self._q = bindparam("q", type_=VECTOR(DIMENSION))
+        self._expected = ",".join(self._settings_for(settings.ef_search)[n] for n in _SETTING_NAMES)
+        self._vector_type: TypeInfo | None = None  # pgvector's type, fetched once for the dumpers
+        self._tune_listener = self._tune
+        event.listen(store.engine, "checkout", self._tune_listener)
         self.standby = False
         self.kind: str | None = None  # the approximate index searches use now (None: none yet, exact scans)
         self._retry_at = 0.0  # after a failed build, when to try again
         self._index_bytes = 0
         self._lists = 0  # the IVF index's lists (0: none)
+        self._rows_per_list = 1  # the table's rows over the IVF lists (the `near` plan's walk)
         store.write_vectors_into(episodes_with_vectors(), COLUMN)
 
     # -- life cycle -------------------------------------------------------------------------------------------
@@ -173,10 +193,13 @@ class PgvectorBackend:
                 {"names": list(state.kinds)}).scalar() or 0)
         self.kind = state.kind()
         self._lists = state.kinds.get(IVF_INDEX) or 0
+        self._rows_per_list = max(1, state.rows // max(1, self._lists))
         return state
 
     def close(self) -> None:
-        """Nothing held."""
+        """Nothing held but the connections' settings hook."""
+        if event.contains(self.store.engine, "checkout", self._tune_listener):
+            event.remove(self.store.engine, "checkout", self._tune_listener)
 
     def follow(self, *, lookback: int) -> tuple[int, int]:
         """Nothing to follow: every process searches the same table."""
@@ -241,61 +264,132 @@ class PgvectorBackend:
         return self._search(namespace, query)
 
     def _search(self, namespace: str, query: Query) -> list[Hit]:
-        with self.store.session() as s:
+        q = _query_vector(query.vector)
+        pool = query.k * self.settings.rerank
+        with self.store.reads() as conn:  # autocommit: one round trip a search on the usual paths
+            plan = self._plan(conn, namespace, query, pool)
+            if plan == "exact":
+                return _hits(conn.execute(*self._exact_statement(namespace, query, q)))
+            if self._tuned_for(pool):  # plan "index" or "near"
+                sql, params = self._walk_statement(namespace, query, q, pool, near=plan == "near", checked=True)
+                rows = conn.execute(text(sql), params).all()
+                if not rows or rows[0].tuned == self._expected:
+                    if rows and rows[0].pooled >= pool:
+                        return _hits(rows)
+                    return _hits(conn.execute(*self._exact_statement(namespace, query, q)))  # see below
+                # the connection's settings are not this backend's (a pooler handed another session's): tuned below
+        with self.store.session() as s:  # the settings set for this transaction alone
             sql, params = self._statement(s, namespace, query)
-            rows = s.execute(text(sql).bindparams(self._q), params).all()
-            if "pool" in params and (not rows or rows[0].pooled < params["pool"]):
+            rows = s.execute(text(sql), params).all()
+            if params["pool"] and (not rows or rows[0].pooled < params["pool"]):  # pool 0: an exact plan
                 # The scan ended before it had `pool` candidates: either fewer rows exist (an exact scan of them
                 # is cheap), or the iterative scan gave up (ivfflat.max_probes, hnsw.max_scan_tuples) because the
                 # filter's rows lie far from the query (a site other than the query's), or a small filter's rows
                 # are not dense in the nearest lists (see the module docstring). Only an exact scan of the
                 # filtered rows then has the true nearest ones.
-                s.execute(text("SELECT set_config('enable_sort', 'on', true)"))
-                sql, params = self._exact_statement(namespace, query)
-                rows = s.execute(text(sql).bindparams(self._q), params).all()
-        return [Hit(int(r.id), float(r.score)) for r in rows]
+                rows = s.execute(*self._exact_statement(namespace, query, q)).all()
+        return _hits(rows)
 
     def explain(self, namespace: str, query: Query) -> str:
         """PostgreSQL's plan of the search `query` would run (to see whether the approximate index is used)."""
         with self.store.session() as s:
             sql, params = self._statement(s, namespace, query)
-            return "\n".join(s.scalars(text("EXPLAIN " + sql).bindparams(self._q), params))
+            if not params["pool"]:
+                exact, params = self._exact_statement(namespace, query, params["q"])
+                sql = exact.text
+            return "\n".join(s.scalars(text("EXPLAIN " + sql), params))
+
+    # -- the session's settings (see _tune) -----------------------------------------------------------------
+
+    def _settings_for(self, pool: int) -> dict[str, str]:
+        """pgvector's settings for a search with a candidate pool of `pool` (sorting on: a session's own choice)."""
+        tuning = self.settings
+        return {"ivfflat.probes": str(tuning.ivf_probes), "ivfflat.iterative_scan": "relaxed_order",
+                "ivfflat.max_probes": str(max(tuning.ivf_probes, tuning.ivf_max_probes)),
+                "hnsw.ef_search": str(max(tuning.ef_search, min(pool, 1000))),
+                "hnsw.iterative_scan": "relaxed_order", "hnsw.max_scan_tuples": str(tuning.max_scan_tuples),
+                "enable_sort": "on"}
+
+    def _tuned_for(self, pool: int) -> bool:
+        """Whether the settings `_tune` gives each connection are those a search with this pool needs."""
+        return max(self.settings.ef_search, min(pool, 1000)) == self.settings.ef_search
+
+    def _tune(self, dbapi_conn: Any, record: Any, _proxy: Any) -> None:
+        """On checkout, once per connection: the index settings of a usual search, for the session, so that such a
+        search is one statement in autocommit (no BEGIN, set_config, COMMIT round trips). Each search checks them
+        (`tuned`), so a connection whose session another client changed (a transaction-pooling PgBouncer) only
+        costs the slower, transaction-local path."""
+        if record.info.get(_TUNED) == self._expected:
+            return
+        names = self._settings_for(self.settings.ef_search)
+        try:
+            autocommit = dbapi_conn.autocommit
+            dbapi_conn.autocommit = True
+            try:
+                if not record.info.get(_ADAPTED):  # numpy query vectors go out in pgvector's binary form
+                    if self._vector_type is None:
+                        self._vector_type = TypeInfo.fetch(dbapi_conn, "vector")
+                    register_vector_info(dbapi_conn, self._vector_type)
+                    record.info[_ADAPTED] = True
+                dbapi_conn.execute("SELECT " + ", ".join(["set_config(%s, %s, false)"] * len(names)),
+                                   [x for pair in names.items() for x in pair])
+            finally:
+                dbapi_conn.autocommit = autocommit
+        except Exception as exc:  # noqa: BLE001 - the search checks its settings and takes the tuned path
+            logger.debug("pgvector: the session settings were not set (%s)", type(exc).__name__)
+            return
+        record.info[_TUNED] = self._expected
+
+    # -- statements -------------------------------------------------------------------------------------------
 
     def _statement(self, s: Session, namespace: str, query: Query) -> tuple[str, dict]:
-        """The search's SQL and parameters; the index settings are set for the session's transaction."""
-        where, params = _where(namespace, query)
-        vector = np.asarray(query.vector, dtype=np.float32).reshape(-1)
-        if vector.shape[0] != DIMENSION:
-            raise DimensionMismatch(f"query dimension {vector.shape[0]} != index dimension {DIMENSION}")
+        """The search's SQL and parameters with the index settings set for the session's transaction (a pool
+        beyond the session's ef_search, a connection not tuned by `_tune`); `pool` is 0 for a plan that scans
+        exactly."""
+        q = _query_vector(query.vector)
         pool = query.k * self.settings.rerank
         plan = self._plan(s, namespace, query, pool)
         if plan == "exact":
-            return self._exact_statement(namespace, query)
-        params.update(q=vector, k=query.k)
-        tuning = self.settings
-        near = plan == "near"  # the nearest lists alone, by the index (sorting off), see the module docstring
-        s.execute(text("SELECT set_config('hnsw.ef_search', :ef, true), set_config('hnsw.iterative_scan', "
-                       "'relaxed_order', true), set_config('hnsw.max_scan_tuples', :scan, true), "
-                       "set_config('ivfflat.probes', :probes, true), set_config('ivfflat.iterative_scan', "
-                       ":iterate, true), set_config('ivfflat.max_probes', :max_probes, true), "
-                       "set_config('enable_sort', :sort, true)"),
-                  {"ef": str(max(tuning.ef_search, min(pool, 1000))), "scan": str(tuning.max_scan_tuples),
-                   "probes": str(tuning.ivf_probes), "max_probes": str(max(tuning.ivf_probes, tuning.ivf_max_probes)),
-                   "iterate": "off" if near else "relaxed_order", "sort": "off" if near else "on"})
-        params["pool"] = pool
-        return (f"WITH c AS MATERIALIZED (SELECT id, {COLUMN} AS v FROM episodes WHERE {where} "
-                f"ORDER BY {COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS halfvec({DIMENSION})) LIMIT :pool) "
-                "SELECT id, -(v <#> :q) AS score, (SELECT count(*) FROM c) AS pooled FROM c "
-                "ORDER BY v <#> :q, id LIMIT :k"), params
+            sql, params = self._exact_statement(namespace, query, q)
+            return sql.text, {**params, "pool": 0}
+        names = self._settings_for(pool)
+        s.execute(text("SELECT " + ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(names)))),
+                  {**{f"n{i}": n for i, n in enumerate(names)}, **{f"v{i}": v for i, v in enumerate(names.values())}})
+        return self._walk_statement(namespace, query, q, pool, near=plan == "near", checked=False)
 
-    def _exact_statement(self, namespace: str, query: Query) -> tuple[str, dict]:
+    def _walk_statement(self, namespace: str, query: Query, q: np.ndarray, pool: int, *, near: bool,
+                        checked: bool) -> tuple[str, dict]:
+        """`pool` candidates by the approximate index (half precision), re-scored in float32.
+
+        `near`: the candidates are the filter's rows (namespace included) among the `ivf_probes` lists' worth of
+        the table's rows nearest the query (a LIMIT the filter cannot be pushed below, so PostgreSQL walks the
+        index unfiltered; see the module docstring). `checked` adds the session's settings as `tuned` (see _tune). The parameter is cast to
+        `vector` wherever it occurs: PostgreSQL gives a parameter one type, and a first `CAST(:q AS halfvec)`
+        would make the re-scoring half precision."""
+        where, params = _where(namespace, query)
+        order = f"{COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS vector({DIMENSION}))::halfvec({DIMENSION})"
+        if near:  # the table's rows nearest the query, every namespace's: the rows of the nearest lists
+            filtered, _ = _where(namespace, query, with_vector=False)
+            candidates = (f"SELECT id, v FROM (SELECT id, {COLUMN} AS v, namespace, domain, success, task_id "
+                          f"FROM episodes WHERE {COLUMN} IS NOT NULL ORDER BY {order} LIMIT :scan) nearest "
+                          f"WHERE {filtered} LIMIT :pool")
+            params["scan"] = self.settings.ivf_probes * self._rows_per_list
+        else:
+            candidates = f"SELECT id, {COLUMN} AS v FROM episodes WHERE {where} ORDER BY {order} LIMIT :pool"
+        tuned = f", {_SETTINGS_NOW} AS tuned" if checked else ""
+        return (f"WITH c AS MATERIALIZED ({candidates}) "
+                f"SELECT id, -(v <#> CAST(:q AS vector({DIMENSION}))) AS score, (SELECT count(*) FROM c) AS pooled"
+                f"{tuned} FROM c ORDER BY v <#> CAST(:q AS vector({DIMENSION})), id LIMIT :k"), \
+            {**params, "q": q, "k": query.k, "pool": pool}
+
+    def _exact_statement(self, namespace: str, query: Query, q: np.ndarray) -> tuple[TextClause, dict]:
         """An exact scan of the rows the filter keeps (the FAISS backend's ids in the same order)."""
         where, params = _where(namespace, query)
-        params.update(q=np.asarray(query.vector, dtype=np.float32).reshape(-1), k=query.k)
-        return (f"SELECT id, -({COLUMN} <#> :q) AS score FROM episodes WHERE {where} "
-                f"ORDER BY {COLUMN} <#> :q, id LIMIT :k"), params
+        return text(f"SELECT id, -({COLUMN} <#> CAST(:q AS vector({DIMENSION}))) AS score FROM episodes "
+                    f"WHERE {where} ORDER BY {COLUMN} <#> CAST(:q AS vector({DIMENSION})), id LIMIT :k"), \
+            {**params, "q": q, "k": query.k}
 
-    def _plan(self, s: Session, namespace: str, query: Query, pool: int) -> str:
+    def _plan(self, s: Session | Connection, namespace: str, query: Query, pool: int) -> str:
         """How to search: 'exact' (by mode, or auto when the filter keeps at most `exact_below` rows), 'near' (auto,
         IVF: a filter too small for PostgreSQL to price the index right, see the module docstring) or 'index'."""
         mode = self.settings.search
@@ -326,6 +420,19 @@ class PgvectorBackend:
             if len(self._plans) > _PLANS_KEPT:
                 self._plans.popitem(last=False)
         return plan
+
+
+def _query_vector(vector: np.ndarray) -> np.ndarray:
+    """A query vector as the parameter the statements bind: float32, sent in pgvector's binary form (the dumper
+    `_tune` registers; formatting 384 floats as text took 0.5 ms a search)."""
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if v.shape[0] != DIMENSION:
+        raise DimensionMismatch(f"query dimension {v.shape[0]} != index dimension {DIMENSION}")
+    return v
+
+
+def _hits(rows: Iterable[Any]) -> list[Hit]:
+    return [Hit(int(r.id), float(r.score)) for r in rows]
 
 
 def _with_domain(query: Query, domain: str) -> Query:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -31,6 +31,7 @@ class Database:
         self.url = url
         self.engine = engine or make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
         self.read_only = False
 
     def detect_standby(self) -> bool:
@@ -46,9 +47,20 @@ class Database:
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A transaction; database outages become StoreUnavailable (503), a standby's refusal ReadOnly (405)."""
+        with self._translated(), self._sessions.begin() as session:
+            yield session
+
+    @contextmanager
+    def reads(self) -> Iterator[Connection]:
+        """A connection in autocommit, errors translated as `session`'s: each statement reads its own snapshot,
+        with no BEGIN and COMMIT round trips (a hot path of single-statement reads: the pgvector search)."""
+        with self._translated(), self._autocommit.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
         try:
-            with self._sessions.begin() as session:
-                yield session
+            yield
         except IntegrityError:
             raise
         except DBAPIError as exc:

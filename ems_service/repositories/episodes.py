@@ -1,12 +1,20 @@
 """Episodes: every SQL statement over the episodes table and its deletion log; answers are plain `StoredEpisode`s.
 
 A method returns what it names: `get` / `summaries` / `page` / `near` the stored fields (never the raw trajectory or
-the vector), `trajectory` / `trajectories` the stored run, `tasks` only (task, domain)."""
+the vector), `trajectory` / `trajectories` the stored run, `tasks` only (task, domain).
+
+`tasks` is the coach's ranking read (every coaching call asks it for a pool of candidates), so its answers are kept
+in a bounded in-process LRU: an episode's task and domain never change, and the entries of rows deleted through
+this repository are dropped with them (SQLite may give a deleted highest id to the next row; PostgreSQL never
+reuses one). A row deleted by another process sharing a SQLite file and whose id is reused before this process
+forgets it would rank one candidate by the old task: an ordering, never a stored field returned."""
 
 from __future__ import annotations
 
 import builtins
+import threading
 import zlib
+from collections import OrderedDict
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, cast
@@ -59,6 +67,7 @@ class StoredEpisode:
 
 
 _COLUMNS = [getattr(EpisodeRecord, f.name) for f in fields(StoredEpisode)]
+TASKS_KEPT = 50_000  # (task, domain) pairs remembered for ranking: a few MB
 
 
 @dataclass(frozen=True)
@@ -88,6 +97,9 @@ class EpisodeRepository:
         self.db = db
         self._table = cast(Table, EpisodeRecord.__table__)  # a declarative class's table is a Table
         self._vector_column: str | None = None
+        self._tasks: OrderedDict[tuple[str, int], tuple[str, str | None]] = OrderedDict()
+        self._tasks_lock = threading.Lock()
+        self._deletions = 0  # deletions so far: a read that overlapped one is not remembered
 
     def write_vectors_into(self, table: Table, column: str) -> None:
         """Store each new episode's vector in `column` of `table` (the episodes table as a backend that keeps the
@@ -168,6 +180,10 @@ class EpisodeRepository:
             s.add_all(DeletionRecord(namespace=namespace, episode_id=i, reason=reason, deleted_at=now) for i in found)
             event_type = "episode_evicted" if reason.startswith("evict") else "episode_deleted"
             add_event(s, namespace, event_type, {"episode_ids": found, "count": len(found), "reason": reason})
+        with self._tasks_lock:
+            self._deletions += 1
+            for i in found:
+                self._tasks.pop((namespace, i), None)
         return found
 
     def relabel(self, namespace: str, episode_id: int, *, success: bool | None, label_source: str,
@@ -225,13 +241,28 @@ class EpisodeRepository:
             return {i: unpack_trajectory(blob) for i, blob in rows}
 
     def tasks(self, namespace: str, ids: list[int]) -> dict[int, tuple[str, str | None]]:
-        """(task, domain) by id: what ranking a wider candidate pool needs, without loading the rows."""
-        if not ids:
-            return {}
+        """(task, domain) by id: what ranking a wider candidate pool needs, without loading the rows (remembered,
+        see the module docstring); ids with no row are left out."""
+        found: dict[int, tuple[str, str | None]] = {}
+        with self._tasks_lock:
+            deletions = self._deletions
+            for i in ids:
+                if (known := self._tasks.get((namespace, i))) is not None:
+                    found[i] = known
+                    self._tasks.move_to_end((namespace, i))
+        missing = [i for i in ids if i not in found]
+        if not missing:
+            return found
         q = select(EpisodeRecord.id, EpisodeRecord.task, EpisodeRecord.domain).where(
-            EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+            EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(missing))
         with self.db.session() as s:
-            return {r.id: (r.task, r.domain) for r in s.execute(q)}
+            read = {r.id: (r.task, r.domain) for r in s.execute(q)}
+        with self._tasks_lock:
+            if self._deletions == deletions:
+                self._tasks.update(((namespace, i), pair) for i, pair in read.items())
+            while len(self._tasks) > TASKS_KEPT:
+                self._tasks.popitem(last=False)
+        return found | read
 
     def page(self, namespace: str, flt: EpisodeFilter, *, after_id: int | None, limit: int) -> list[StoredEpisode]:
         """Episodes in id order after the cursor `after_id`."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 
-from sqlalchemy import Engine, Table, func, select, text
+from sqlalchemy import Connection, Engine, Table, func, select, text
 from sqlalchemy.orm import Session
 
 from ems_service.index.base import IndexRow
@@ -30,6 +30,9 @@ class IndexFeed:
 
     def session(self) -> AbstractContextManager[Session]:
         return self.db.session()
+
+    def reads(self) -> AbstractContextManager[Connection]:
+        return self.db.reads()
 
     def write_vectors_into(self, table: Table, column: str) -> None:
         """Every new episode's vector goes into `column` of `table` in its INSERT (see EpisodeRepository)."""

@@ -13,6 +13,7 @@ from benchmarks.data import DevVectors, replicate
 from benchmarks.peers import K, LanceDB, Pgvector, seed_rows
 from condenser import condense
 from ems_service import Embedder, Runtime, Settings
+from ems_service.config import VectorSettings
 from ems_service.dataset import read_jsonl
 from ems_service.db import upgrade
 from tests.conftest import DATA
@@ -118,7 +119,8 @@ def test_pgvector_peer_search_is_the_exact_top10(pgvector_url: str, embedder: Em
     try:
         _load(peer, vectors)
         assert peer.rt.vectors.count("default") == N
-        assert "exact when at most 2,000 rows" in peer.info()["search"]  # auto: N rows are scanned exactly
+        # auto, the service's defaults: N rows are above exact_below, and 4 probes of N / 500 lists read them all
+        assert f"exact when at most {VectorSettings().exact_below:,} rows" in peer.info()["search"]
         assert _check(peer, vectors, queries) >= len(queries) - 2
         hits = peer.search(queries[0])
         assert np.allclose([h.score for h in hits], np.sort(vectors @ queries[0])[::-1][:K], atol=1e-4)

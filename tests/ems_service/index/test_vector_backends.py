@@ -176,7 +176,7 @@ def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, searc
         query = _query(q, flt)
         with store.session() as s:  # the walk alone, as the backend first runs it
             sql, params = pg._statement(s, "ns", query)
-            walked = s.execute(text(sql).bindparams(pg._q), params).all()
+            walked = s.execute(text(sql), params).all()
         if walked and walked[0].pooled >= params["pool"]:
             continue
         gave_up += 1
@@ -211,7 +211,7 @@ def test_a_small_filter_dense_near_the_query_is_served_by_the_nearest_lists_and_
         faiss, pg = _backends(table, "auto", exact_below=100)
         exact_runs = []
         real_exact = pg._exact_statement
-        pg._exact_statement = lambda ns, q: exact_runs.append(q.domain) or real_exact(ns, q)  # type: ignore[method-assign]
+        pg._exact_statement = lambda ns, query, q: exact_runs.append(query.domain) or real_exact(ns, query, q)  # type: ignore[method-assign]
         query = center + (0.2 / np.sqrt(DIMENSION)) * rng.normal(size=DIMENSION).astype(np.float32)
         query /= np.linalg.norm(query)
         for site in ("close.site", "spread.site"):
