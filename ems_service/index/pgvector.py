@@ -17,8 +17,8 @@ One band of filters is planned here rather than by PostgreSQL (auto mode, IVF in
 exact scan yet so small that the query's `ivf_probes` nearest lists would hold fewer than half a pool of their rows
 if the rows were spread like the table's (a site's rows at 1M). PostgreSQL prices the index under that assumption,
 so it sorts every row of the filter instead (14 ms for a site of ~5,000 rows at 1M). Such a filter is first
-searched among the `ivf_probes` lists' worth of rows nearest the query, found by the index unfiltered (a LIMIT the
-filter is applied above); a full pool there shows its rows to lie near the query (a run's own site: the same ids
+searched among the `ivf_probes` lists' worth of the namespace's rows nearest the query, walked by the index with
+the namespace alone (the rest of the filter is applied above a LIMIT); a full pool there shows its rows to lie near the query (a run's own site: the same ids
 as an exact scan, without its sort), and anything less is answered by an exact scan of its rows.
 
 Round trips: the index settings a usual search needs are set once per pooled connection, for its session (`_tune`,
@@ -361,18 +361,19 @@ class PgvectorBackend:
                         checked: bool) -> tuple[str, dict]:
         """`pool` candidates by the approximate index (half precision), re-scored in float32.
 
-        `near`: the candidates are the filter's rows (namespace included) among the `ivf_probes` lists' worth of
-        the table's rows nearest the query (a LIMIT the filter cannot be pushed below, so PostgreSQL walks the
-        index unfiltered; see the module docstring). `checked` adds the session's settings as `tuned` (see _tune). The parameter is cast to
+        `near`: the candidates are the filter's rows among the `ivf_probes` lists' worth of the namespace's rows
+        nearest the query (a LIMIT the filter cannot be pushed below, so PostgreSQL walks the index with the
+        namespace alone; see the module docstring). In a namespace much smaller than the table the walk covers
+        more of it than its share of 4 lists: it finds the pool more easily, from rows nearer to exhaustive. `checked` adds the session's settings as `tuned` (see _tune). The parameter is cast to
         `vector` wherever it occurs: PostgreSQL gives a parameter one type, and a first `CAST(:q AS halfvec)`
         would make the re-scoring half precision."""
         where, params = _where(namespace, query)
         order = f"{COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS vector({DIMENSION}))::halfvec({DIMENSION})"
-        if near:  # the table's rows nearest the query, every namespace's: the rows of the nearest lists
-            filtered, _ = _where(namespace, query, with_vector=False)
-            candidates = (f"SELECT id, v FROM (SELECT id, {COLUMN} AS v, namespace, domain, success, task_id "
-                          f"FROM episodes WHERE {COLUMN} IS NOT NULL ORDER BY {order} LIMIT :scan) nearest "
-                          f"WHERE {filtered} LIMIT :pool")
+        if near:  # the namespace's rows nearest the query (one shard when namespaces are partitioned)
+            walked, _ = _where(namespace, Query(query.vector, query.k))
+            filtered = where.removeprefix(walked).removeprefix(" AND ")
+            candidates = (f"SELECT id, v FROM (SELECT id, {COLUMN} AS v, domain, success, task_id FROM episodes "
+                          f"WHERE {walked} ORDER BY {order} LIMIT :scan) nearest WHERE {filtered} LIMIT :pool")
             params["scan"] = self.settings.ivf_probes * self._rows_per_list
         else:
             candidates = f"SELECT id, {COLUMN} AS v FROM episodes WHERE {where} ORDER BY {order} LIMIT :pool"

@@ -204,7 +204,7 @@ def test_a_small_filter_dense_near_the_query_is_served_by_the_nearest_lists_and_
         site = "close.site" if i < 200 else "spread.site"
         traj = Trajectory(task=f"dense filter task {i}", steps=[Step(action="click[1]", url=f"https://{site}/p")],
                           outcome=Outcome(success=True), domain=site)
-        episodes.append(condense(traj, namespace="near"))
+        episodes.append(condense(traj, namespace="ns"))
     added = store.episodes.insert(episodes, vectors, "m")
     assert build_index(store.engine, "ivfflat", lists=60, concurrently=False)  # 4 probes read ~1/15 of the rows
     try:
@@ -217,15 +217,15 @@ def test_a_small_filter_dense_near_the_query_is_served_by_the_nearest_lists_and_
         for site in ("close.site", "spread.site"):
             flt = {"domain": site, "success": None, "exclude_task_id": None, "prefer_domain": None}
             for q in (query, spread[3]):
-                got, truth = pg.search("near", _query(q, flt)), faiss.search("near", _query(q, flt))
+                got, truth = pg.search("ns", _query(q, flt)), faiss.search("ns", _query(q, flt))
                 assert [h.id for h in got] == [h.id for h in truth], site
         # close.site's rows fill the pool in the lists nearest its own query, not in those of a query far from it;
         # spread.site's rows never do
         assert exact_runs == ["close.site", "spread.site", "spread.site"]
-        assert IVF_INDEX in pg.explain("near", _query(query, {"domain": "close.site", "success": None,
+        assert IVF_INDEX in pg.explain("ns", _query(query, {"domain": "close.site", "success": None,
                                                              "exclude_task_id": None, "prefer_domain": None}))
     finally:
-        store.episodes.delete("near", added, reason="test")
+        store.episodes.delete("ns", added, reason="test")
         assert build_index(store.engine, "ivfflat", concurrently=False)  # the table's own lists again
 
 
@@ -384,3 +384,51 @@ def test_pgvector_start_refuses_a_namespace_whose_newest_vectors_are_another_mod
             _backends(table, "exact")
     finally:
         store.episodes.delete("ns2", [row], reason="test")
+
+
+def test_a_search_is_one_statement_and_a_session_tuned_by_another_client_is_searched_in_a_transaction(table):
+    """On a connection the backend tuned (its session holds the index settings), an `index` search is one statement
+    in autocommit: no BEGIN, no set_config, no COMMIT. A connection whose session another client changed (a
+    transaction-pooling PgBouncer hands over sessions) is detected by the statement itself and searched again with
+    settings local to a transaction: the same ids as on a tuned connection."""
+    from sqlalchemy import event
+
+    store, _, _, vecs = table
+    faiss, pg = _backends(table, "index", ivf_probes=4)
+    queries = [Query(q, 10, domain=None) for q in _queries(vecs, 6)]
+    try:
+        tuned = [pg.search("ns", q) for q in queries]  # plans counted, connections tuned
+        statements: list[str] = []
+
+        def seen(conn, cursor, statement, *args) -> None:
+            statements.append(statement)
+
+        event.listen(store.engine, "before_cursor_execute", seen)
+        try:
+            again = [pg.search("ns", q) for q in queries]
+        finally:
+            event.remove(store.engine, "before_cursor_execute", seen)
+        assert [[h.id for h in hits] for hits in again] == [[h.id for h in hits] for hits in tuned]
+        assert len(statements) == len(queries), statements
+        assert not any("set_config" in s or s.strip().upper() in {"BEGIN", "COMMIT"} for s in statements)
+
+        def another_clients_session(dbapi_conn, record, proxy) -> None:
+            autocommit = dbapi_conn.autocommit
+            dbapi_conn.autocommit = True
+            dbapi_conn.execute("SET ivfflat.probes = 1")  # after the backend's own checkout hook
+            dbapi_conn.execute("SET ivfflat.iterative_scan = off")
+            dbapi_conn.autocommit = autocommit
+
+        event.listen(store.engine, "checkout", another_clients_session)
+        event.listen(store.engine, "before_cursor_execute", seen)
+        statements.clear()
+        try:
+            handed_over = [pg.search("ns", q) for q in queries]
+        finally:
+            event.remove(store.engine, "before_cursor_execute", seen)
+            event.remove(store.engine, "checkout", another_clients_session)
+        assert [[h.id for h in hits] for hits in handed_over] == [[h.id for h in hits] for hits in tuned]
+        assert sum("set_config" in s for s in statements) == len(queries)  # each search tuned its transaction
+    finally:
+        pg.close()
+        faiss.close()
