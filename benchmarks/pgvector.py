@@ -236,7 +236,7 @@ def _median_of_runs(runs: list[dict]) -> dict:
     return out
 
 
-def run(sizes: list[int], work: Path, *, modes: tuple[str, ...] = ALL_MODES, repeat: int = 1) -> dict:
+def run(sizes: list[int], work: Path, *, wanted: tuple[str, ...] = ALL_MODES, repeat: int = 1) -> dict:
     embedder = Embedder()
     dev = dev_vectors(embedder)
     from benchmarks.common import DATA, DEV_FILES
@@ -289,7 +289,7 @@ def run(sizes: list[int], work: Path, *, modes: tuple[str, ...] = ALL_MODES, rep
                         vs["search"] = mode
                     cfg = settings.model_copy(update={"vector": settings.vector.model_copy(update=vs)})
                     key = f"{backend}_{mode}"
-                    if key not in modes:
+                    if key not in wanted:
                         continue
                     runs = []
                     for _ in range(repeat if key == "pgvector_auto" else 1):
@@ -315,12 +315,12 @@ def run(sizes: list[int], work: Path, *, modes: tuple[str, ...] = ALL_MODES, rep
                             runs[0]["ingest_eps"] = _ingest_rate(rt)
                         rt.close()
                     row[key] = _median_of_runs(runs)
-                if serve and any(m.startswith(backend) for m in modes):
+                if serve and any(m.startswith(backend) for m in wanted):
                     row[f"serve_{backend}"] = _serve(url, work, backend, texts)
 
             measure_modes("faiss", ["ivf"])
             measure_modes("pgvector", [*(f"ivf_p{p}" for p in PROBE_SWEEP), "auto", "exact"])
-            if any(m.startswith("pgvector_hnsw") for m in modes):
+            if any(m.startswith("pgvector_hnsw") for m in wanted):
                 row["hnsw_build_s"] = round(_index(url, "hnsw"), 1)
                 measure_modes("pgvector", [f"hnsw_ef{ef}" for ef in EF_SWEEP], serve=False)
             out["sizes"][str(n)] = row
@@ -420,7 +420,7 @@ def main() -> None:
         unknown = sorted(set(modes) - set(ALL_MODES))
         if unknown:
             parser.error(f"unknown mode(s) {', '.join(unknown)}; choose from {', '.join(ALL_MODES)}")
-        result = run([int(s) for s in args.sizes.split(",")], work, modes=modes, repeat=max(1, args.repeat))
+        result = run([int(s) for s in args.sizes.split(",")], work, wanted=modes, repeat=max(1, args.repeat))
     result["headline"] = headline(result)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["headline"]))

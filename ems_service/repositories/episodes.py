@@ -67,7 +67,7 @@ class StoredEpisode:
 
 
 _COLUMNS = [getattr(EpisodeRecord, f.name) for f in fields(StoredEpisode)]
-TASKS_KEPT = 50_000  # (task, domain) pairs remembered for ranking: a few MB
+TASKS_KEPT = 20_000  # (task, domain) pairs remembered for ranking: about 6 MB at most
 
 
 @dataclass(frozen=True)
