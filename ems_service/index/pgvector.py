@@ -18,8 +18,9 @@ exact scan yet so small that the query's `ivf_probes` nearest lists would hold f
 if the rows were spread like the table's (a site's rows at 1M). PostgreSQL prices the index under that assumption,
 so it sorts every row of the filter instead (14 ms for a site of ~5,000 rows at 1M). Such a filter is first
 searched among the `ivf_probes` lists' worth of the namespace's rows nearest the query, walked by the index with
-the namespace alone (the rest of the filter is applied above a LIMIT); a full pool there shows its rows to lie near the query (a run's own site: the same ids
-as an exact scan, without its sort), and anything less is answered by an exact scan of its rows.
+the namespace alone (the rest of the filter is applied above a LIMIT); a full pool there shows its rows to lie near
+the query (a run's own site: the same ids as an exact scan, without its sort), and anything less is answered by an
+exact scan of its rows.
 
 Round trips: the index settings a usual search needs are set once per pooled connection, for its session (`_tune`,
 on checkout), so a search is one statement in autocommit; the statement reads the session's settings back
@@ -271,8 +272,8 @@ class PgvectorBackend:
             if plan == "exact":
                 return _hits(conn.execute(*self._exact_statement(namespace, query, q)))
             if self._tuned_for(pool):  # plan "index" or "near"
-                sql, params = self._walk_statement(namespace, query, q, pool, near=plan == "near", checked=True)
-                rows = conn.execute(text(sql), params).all()
+                rows = conn.execute(*self._walk_statement(namespace, query, q, pool, near=plan == "near",
+                                                          checked=True)).all()
                 if not rows or rows[0].tuned == self._expected:
                     if rows and rows[0].pooled >= pool:
                         return _hits(rows)
@@ -280,7 +281,7 @@ class PgvectorBackend:
                 # the connection's settings are not this backend's (a pooler handed another session's): tuned below
         with self.store.session() as s:  # the settings set for this transaction alone
             sql, params = self._statement(s, namespace, query)
-            rows = s.execute(text(sql), params).all()
+            rows = s.execute(sql, params).all()
             if params["pool"] and (not rows or rows[0].pooled < params["pool"]):  # pool 0: an exact plan
                 # The scan ended before it had `pool` candidates: either fewer rows exist (an exact scan of them
                 # is cheap), or the iterative scan gave up (ivfflat.max_probes, hnsw.max_scan_tuples) because the
@@ -294,10 +295,7 @@ class PgvectorBackend:
         """PostgreSQL's plan of the search `query` would run (to see whether the approximate index is used)."""
         with self.store.session() as s:
             sql, params = self._statement(s, namespace, query)
-            if not params["pool"]:
-                exact, params = self._exact_statement(namespace, query, params["q"])
-                sql = exact.text
-            return "\n".join(s.scalars(text("EXPLAIN " + sql), params))
+            return "\n".join(s.scalars(text("EXPLAIN " + sql.text), params))
 
     # -- the session's settings (see _tune) -----------------------------------------------------------------
 
@@ -342,7 +340,7 @@ class PgvectorBackend:
 
     # -- statements -------------------------------------------------------------------------------------------
 
-    def _statement(self, s: Session, namespace: str, query: Query) -> tuple[str, dict]:
+    def _statement(self, s: Session, namespace: str, query: Query) -> tuple[TextClause, dict]:
         """The search's SQL and parameters with the index settings set for the session's transaction (a pool
         beyond the session's ef_search, a connection not tuned by `_tune`); `pool` is 0 for a plan that scans
         exactly."""
@@ -351,36 +349,36 @@ class PgvectorBackend:
         plan = self._plan(s, namespace, query, pool)
         if plan == "exact":
             sql, params = self._exact_statement(namespace, query, q)
-            return sql.text, {**params, "pool": 0}
+            return sql, {**params, "pool": 0}
         names = self._settings_for(pool)
         s.execute(text("SELECT " + ", ".join(f"set_config(:n{i}, :v{i}, true)" for i in range(len(names)))),
                   {**{f"n{i}": n for i, n in enumerate(names)}, **{f"v{i}": v for i, v in enumerate(names.values())}})
         return self._walk_statement(namespace, query, q, pool, near=plan == "near", checked=False)
 
     def _walk_statement(self, namespace: str, query: Query, q: np.ndarray, pool: int, *, near: bool,
-                        checked: bool) -> tuple[str, dict]:
+                        checked: bool) -> tuple[TextClause, dict]:
         """`pool` candidates by the approximate index (half precision), re-scored in float32.
 
         `near`: the candidates are the filter's rows among the `ivf_probes` lists' worth of the namespace's rows
         nearest the query (a LIMIT the filter cannot be pushed below, so PostgreSQL walks the index with the
         namespace alone; see the module docstring). In a namespace much smaller than the table the walk covers
-        more of it than its share of 4 lists: it finds the pool more easily, from rows nearer to exhaustive. `checked` adds the session's settings as `tuned` (see _tune). The parameter is cast to
-        `vector` wherever it occurs: PostgreSQL gives a parameter one type, and a first `CAST(:q AS halfvec)`
-        would make the re-scoring half precision."""
+        more of it than its share of 4 lists: it finds the pool more easily, from rows nearer to exhaustive.
+        `checked` adds the session's settings as `tuned` (see _tune). The parameter is cast to `vector` wherever it
+        occurs: PostgreSQL gives a parameter one type, and a first `CAST(:q AS halfvec)` would make the re-scoring
+        half precision."""
         where, params = _where(namespace, query)
         order = f"{COLUMN}::halfvec({DIMENSION}) <#> CAST(:q AS vector({DIMENSION}))::halfvec({DIMENSION})"
         if near:  # the namespace's rows nearest the query (one shard when namespaces are partitioned)
-            walked, _ = _where(namespace, Query(query.vector, query.k))
-            filtered = where.removeprefix(walked).removeprefix(" AND ")
+            walked, filtered = _where(namespace, Query(query.vector, query.k))[0], " AND ".join(_filters(query)[0])
             candidates = (f"SELECT id, v FROM (SELECT id, {COLUMN} AS v, domain, success, task_id FROM episodes "
                           f"WHERE {walked} ORDER BY {order} LIMIT :scan) nearest WHERE {filtered} LIMIT :pool")
             params["scan"] = self.settings.ivf_probes * self._rows_per_list
         else:
             candidates = f"SELECT id, {COLUMN} AS v FROM episodes WHERE {where} ORDER BY {order} LIMIT :pool"
         tuned = f", {_SETTINGS_NOW} AS tuned" if checked else ""
-        return (f"WITH c AS MATERIALIZED ({candidates}) "
-                f"SELECT id, -(v <#> CAST(:q AS vector({DIMENSION}))) AS score, (SELECT count(*) FROM c) AS pooled"
-                f"{tuned} FROM c ORDER BY v <#> CAST(:q AS vector({DIMENSION})), id LIMIT :k"), \
+        return text(f"WITH c AS MATERIALIZED ({candidates}) SELECT id, -(v <#> CAST(:q AS vector({DIMENSION}))) "
+                    f"AS score, (SELECT count(*) FROM c) AS pooled{tuned} FROM c "
+                    f"ORDER BY v <#> CAST(:q AS vector({DIMENSION})), id LIMIT :k"), \
             {**params, "q": q, "k": query.k, "pool": pool}
 
     def _exact_statement(self, namespace: str, query: Query, q: np.ndarray) -> tuple[TextClause, dict]:
@@ -442,8 +440,15 @@ def _with_domain(query: Query, domain: str) -> Query:
 
 def _where(namespace: str, query: Query, *, with_vector: bool = True) -> tuple[str, dict]:
     """The filter as SQL (fixed text, values bound) with its parameters."""
-    clauses = ["namespace = :ns", *([f"{COLUMN} IS NOT NULL"] if with_vector else [])]
-    params: dict[str, object] = {"ns": namespace}
+    filters, params = _filters(query)
+    return " AND ".join(["namespace = :ns", *([f"{COLUMN} IS NOT NULL"] if with_vector else []), *filters]), \
+        {"ns": namespace, **params}
+
+
+def _filters(query: Query) -> tuple[list[str], dict[str, object]]:
+    """The query's filters beyond its namespace, as SQL clauses (fixed text, values bound) with their parameters."""
+    clauses: list[str] = []
+    params: dict[str, object] = {}
     if query.domain is not None:
         clauses.append("domain = :domain")
         params["domain"] = query.domain
@@ -453,4 +458,4 @@ def _where(namespace: str, query: Query, *, with_vector: bool = True) -> tuple[s
     if query.exclude_task_id is not None:
         clauses.append("task_id IS DISTINCT FROM :task")
         params["task"] = query.exclude_task_id
-    return " AND ".join(clauses), params
+    return clauses, params

@@ -165,7 +165,6 @@ def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, searc
     """An iterative scan that stops (ivfflat.max_probes, hnsw.max_scan_tuples) before it has its candidates (the
     filter's rows lie far from the query) must not return what it happened to pass: the filtered rows are scanned
     exactly."""
-    from sqlalchemy import text
 
     store = table[0]
     faiss, pg = _backends(table, search, exact_below=100, ef_search=40, max_scan_tuples=60, kind=kind,
@@ -176,7 +175,7 @@ def test_a_filtered_walk_that_gives_up_is_answered_by_an_exact_scan(table, searc
         query = _query(q, flt)
         with store.session() as s:  # the walk alone, as the backend first runs it
             sql, params = pg._statement(s, "ns", query)
-            walked = s.execute(text(sql), params).all()
+            walked = s.execute(sql, params).all()
         if walked and walked[0].pooled >= params["pool"]:
             continue
         gave_up += 1
@@ -402,6 +401,8 @@ def test_a_search_is_one_statement_and_a_session_tuned_by_another_client_is_sear
 
         def seen(conn, cursor, statement, *args) -> None:
             statements.append(statement)
+            if not conn.connection.driver_connection.autocommit:  # a transaction: psycopg sends BEGIN itself
+                statements.append("BEGIN")
 
         event.listen(store.engine, "before_cursor_execute", seen)
         try:
