@@ -397,11 +397,13 @@ class PgvectorBackend:
         # the rows a filter keeps below which its rows, spread like the table's, would not fill half a pool in the
         # nearest `ivf_probes` lists
         small = pool * self._lists // (2 * self.settings.ivf_probes) if self.kind == "ivfflat" else 0
-        if query.domain is None and query.success is None and query.exclude_task_id is None:
-            small = 0  # no filter: PostgreSQL picks the index
+        if query.domain is None and query.success is None:
+            small = 0  # no filter (or only a task left out): PostgreSQL picks the index
         cap = max(self.settings.exact_below, small)
-        # a capped count, unfiltered too: a namespace's full count at 1M rows took ~50 ms once per count_ttl_s
-        key = (namespace, query.domain, query.success, query.exclude_task_id, cap)
+        # A capped count, unfiltered too (a namespace's full count at 1M rows took ~50 ms), of the filter without
+        # its left-out task: that removes a task's few runs, and keying on it would count again for every session
+        # (the coach leaves out each run's own task). The count can only be high; any plan returns the same rows.
+        key = (namespace, query.domain, query.success, cap)
         now = time.monotonic()
         with self._lock:
             known = self._plans.get(key)
@@ -409,7 +411,8 @@ class PgvectorBackend:
             return known[0]
         # the filter's rows, with a vector or not (only rows stored under another backend lack one until start
         # backfills them): the (namespace, domain) index answers it alone once the table is vacuumed
-        counted, count_params = _where(namespace, query, with_vector=False)
+        counted, count_params = _where(namespace, Query(query.vector, query.k, domain=query.domain,
+                                                        success=query.success), with_vector=False)
         rows = int(s.execute(text(f"SELECT count(*) FROM (SELECT 1 FROM episodes WHERE {counted} LIMIT :cap) c"),  # type: ignore[arg-type]  # count(*): never NULL
                              {**count_params, "cap": cap + 1}).scalar())
         plan = "exact" if rows <= self.settings.exact_below else "near" if rows <= small else "index"

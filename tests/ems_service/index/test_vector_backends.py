@@ -230,7 +230,8 @@ def test_a_small_filter_dense_near_the_query_is_served_by_the_nearest_lists_and_
 
 def test_auto_counts_a_filter_once_per_count_ttl(table):
     """The capped count that picks auto's plan is remembered per filter for count_ttl_s, so repeated searches with
-    one filter (an agent's own site) pay one count; a delete forgets it."""
+    one filter (an agent's own site) pay one count, whatever task each leaves out (the coach leaves out every
+    session's own); a delete forgets it."""
     from sqlalchemy import event
 
     store, _, ids, vecs = table
@@ -246,6 +247,11 @@ def test_auto_counts_a_filter_once_per_count_ttl(table):
         first = [pg.search("ns", _query(q, flt)) for q in vecs[:5]]
         assert len(counts) == 1
         assert [pg.search("ns", _query(q, flt)) for q in vecs[:5]] == first
+        task_of = {episode_id: f"t{i % 50}" for i, episode_id in enumerate(ids)}
+        for task in {task_of[h.id] for h in first[0][:3]}:  # one session each, its own task (a near one) left out
+            hits = pg.search("ns", _query(vecs[0], {**flt, "exclude_task_id": task}))
+            assert len(hits) == 10 and task not in {task_of[h.id] for h in hits}
+        assert len(counts) == 1
         pg.search("ns", _query(vecs[0], {**flt, "success": False}))
         assert len(counts) == 2
         pg.remove("ns", [])
