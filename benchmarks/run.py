@@ -156,9 +156,13 @@ def markdown(out: dict) -> str:
                     lines.append(f"| {route} | {c['clients']} | {' | '.join(cell)} | {c['errors']} |")
     if out.get("load"):
         a = out["load"]["all"]
-        lines += ["", f"## Mixed load: {out['load']['clients']} clients, {out['load']['seconds']} s", "",
-                  f"every request: p50 {a['p50_ms']:.1f} ms, p99 {a['p99_ms']:.1f} ms, "
-                  f"{out['load']['throughput_rps']} requests/s, {out['load']['total_errors']} errors"]
+        load_ = out["load"]
+        lines += ["", f"## Mixed load: {load_['clients']} clients, {load_['seconds']} s", "",
+                  f"every HTTP call: p50 {a['p50_ms']:.1f} ms, p99 {a['p99_ms']:.1f} ms, "
+                  f"{load_['throughput_rps']} calls/s, {load_['total_errors']} errors", "",
+                  "| route | requests | p50 ms | p95 ms | p99 ms |", "|---|---|---|---|---|",
+                  *(f"| {name}{' (4 calls)' if name == 'session' else ''} | {r['requests']} | {r['p50_ms']:.1f} | "
+                    f"{r['p95_ms']:.1f} | {r['p99_ms']:.1f} |" for name, r in load_["routes"].items())]
     if out.get("peers"):
         lines += ["", "## Peers (same data, same run)", "", "| peer | ingest eps | search p50 / p95 / p99 ms |",
                   "|---|---|---|"]
