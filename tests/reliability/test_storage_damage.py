@@ -101,14 +101,20 @@ def test_every_damaged_part_is_refused(tmp_path, kind):
 def test_a_manifest_without_checksums_is_not_trusted(tmp_path):
     import json
 
+    from ems_service.index.faiss.snapshot import DIGEST
+
     index = NamespaceIndex(DIM)
     index.add(_rows(50))
     path = tmp_path / "ns.faiss"
     index.save(path, model="m")
     meta_path = files(path)[3]
     meta = json.loads(meta_path.read_text())
-    for broken in ({k: v for k, v in meta.items() if k != "crc32"}, meta | {"crc32": {"faiss": 1}},
-                   meta | {"crc32": "x"}, {k: v for k, v in meta.items() if k != "ntotal"}, [meta]):
+    sums = meta[DIGEST]
+    for broken in ({k: v for k, v in meta.items() if k != DIGEST}, meta | {DIGEST: {"faiss": 1}},
+                   meta | {DIGEST: "x"}, {k: v for k, v in meta.items() if k != "ntotal"}, [meta],
+                   meta | {DIGEST: sums | {"vectors": "0" * 32}},  # a checksum that does not match
+                   # the checksums under another format's key: each format is read with its own kind only
+                   {**{k: v for k, v in meta.items() if k != DIGEST}, "crc32": sums}):
         meta_path.write_text(json.dumps(broken))
         with pytest.raises(SnapshotUnusable):
             NamespaceIndex.load(path, model="m", dimension=DIM)

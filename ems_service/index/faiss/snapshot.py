@@ -6,16 +6,18 @@ only in approximate mode) and `<name>.json` (the manifest: metadata and a checks
 last; a snapshot without it, with a part whose checksum differs, or with parts that disagree, is not used: the
 index is rebuilt from the stored vectors).
 
-Format 4 (exact mode holds each vector once: no FAISS index, no `.faiss` file). Format 3 snapshots still load: an
-exact one's `.faiss` (an IndexIDMap2(IndexFlatIP), a second copy of the vectors) is checked and dropped, and the next
-snapshot is written as format 4. Older formats are rebuilt from the stored vectors. `<name>` is the namespace itself when it is lower-case letters, digits, '_' and '-', else '_' and
+Format 5 (the checksums are XXH3-128; format 4: CRC-32) and, from format 4 on, exact mode holds each vector once: no
+FAISS index, no `.faiss` file. Formats 3 and 4 still load, checked by their CRC-32s: a format-3 exact snapshot's
+`.faiss` (an IndexIDMap2(IndexFlatIP), a second copy of the vectors) is checked and dropped, and the next snapshot
+is written as format 5. Older formats are rebuilt from the stored vectors. `<name>` is the namespace itself when it is lower-case letters, digits, '_' and '-', else '_' and
 a hash of it, so two namespaces never share a file (not on a case-insensitive file system either), and a name
 never carries a dot that would read as a suffix.
 
-Why CRC-32 and not SHA-256: the manifest lies beside the files it vouches for, so whoever can rewrite a part can
-rewrite its checksum too; a keyless hash only has to catch damage (a 4 KB overwrite inside a .faiss loaded
-silently and gave similarities of 3e37). zlib's CRC-32 reads 3.5 GB/s on this machine, SHA-256 1.3 GB/s, and
-every byte of a snapshot (1.9 GB at 1M episodes) is read at each start.
+Why a fast keyless hash and not SHA-256: the manifest lies beside the files it vouches for, so whoever can rewrite
+a part can rewrite its checksum too; the checksum only has to catch damage (a 4 KB overwrite inside a .faiss loaded
+silently and gave similarities of 3e37). Every byte of a snapshot (1.9 GB at 1M episodes) is checked at each start,
+so its speed is start-up time: XXH3-128 (the `xxhash` package) runs several times faster than zlib's CRC-32, which
+formats 3-4 used, and SHA-256 is slower than both (`python -m benchmarks.faiss_memory` times the three).
 """
 
 from __future__ import annotations
@@ -31,13 +33,16 @@ from typing import BinaryIO
 
 import faiss
 import numpy as np
+import xxhash
 
 from ems_service.errors import SnapshotUnusable
 from ems_service.index.faiss.approx import ApproxConfig, ivf_ids
 from ems_service.index.faiss.namespace import NamespaceIndex
 
-FORMAT = 4  # 3: checksums in the manifest; 4: no .faiss in exact mode
-READS = (3, 4)
+FORMAT = 5  # 3: checksums in the manifest; 4: no .faiss in exact mode; 5: XXH3-128 checksums
+READS = (3, 4, 5)
+DIGEST = "xxh3_128"  # the manifest's key for the checksums this version writes
+_DIGEST_OF = {3: "crc32", 4: "crc32", 5: DIGEST}  # the checksums each format read carries
 FIELDS = ("ids", "domain", "success", "task")
 PARTS = ("faiss", "vectors", "fields")  # "faiss" only in approximate mode from format 4
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
@@ -57,30 +62,52 @@ def files(path: Path) -> list[Path]:
     return [path] + [path.with_name(stem + suffix) for suffix in (".vectors.npy", ".fields.npz", ".json")]
 
 
+class _Digest:
+    """A running checksum of one kind: "xxh3_128" (a hex string, what FORMAT writes) or "crc32" (an int, formats
+    3-4)."""
+
+    def __init__(self, kind: str = DIGEST) -> None:
+        self.crc, self.xxh = 0, xxhash.xxh3_128() if kind == DIGEST else None
+
+    def update(self, data: bytes | memoryview) -> None:
+        if self.xxh is not None:
+            self.xxh.update(data)
+        else:
+            self.crc = zlib.crc32(data, self.crc)
+
+    def value(self) -> str | int:
+        return self.xxh.hexdigest() if self.xxh is not None else self.crc
+
+
 class _Checksummed:
-    """A file object that keeps the CRC-32 of everything written through it."""
+    """A file object that keeps the checksum of everything written through it."""
 
     def __init__(self, f: BinaryIO) -> None:
-        self.f, self.crc = f, 0
+        self.f, self.digest = f, _Digest()
 
     def write(self, data: bytes | memoryview) -> int:
-        self.crc = zlib.crc32(data, self.crc)
+        self.digest.update(data)
         return self.f.write(data)
 
 
-def crc_of(path: Path) -> int:
-    """CRC-32 of a file, read in 16 MB chunks."""
-    crc = 0
+def digest_of(path: Path, kind: str = DIGEST) -> str | int:
+    """The checksum of a file, read in 16 MB chunks."""
+    digest = _Digest(kind)
     buf = bytearray(_CHUNK)
     view = memoryview(buf)
     with open(path, "rb", buffering=0) as f:
         while n := f.readinto(buf):
-            crc = zlib.crc32(view[:n], crc)
-    return crc
+            digest.update(view[:n])
+    return digest.value()
 
 
-def _write(final: Path, write, *, streamed: bool = True) -> int:  # noqa: ANN001 - a callable taking the file
-    """Write a part to a temporary file through `write(f)`, fsync, rename into place; its CRC-32, taken as the
+def crc_of(path: Path) -> int:
+    """CRC-32 of a file (the checksum of formats 3-4)."""
+    return int(digest_of(path, "crc32"))
+
+
+def _write(final: Path, write, *, streamed: bool = True) -> str | int:  # noqa: ANN001 - a callable taking the file
+    """Write a part to a temporary file through `write(f)`, fsync, rename into place; its checksum, taken as the
     bytes go out (`streamed`), or read back for writers that seek back (a zip rewrites its headers)."""
     tmp = final.with_name(final.name + ".tmp")
     with open(tmp, "wb") as raw:
@@ -88,9 +115,9 @@ def _write(final: Path, write, *, streamed: bool = True) -> int:  # noqa: ANN001
         write(f if streamed else raw)
         raw.flush()
         os.fsync(raw.fileno())
-    crc = f.crc if streamed else crc_of(tmp)
+    digest = f.digest.value() if streamed else digest_of(tmp)
     os.replace(tmp, final)
-    return crc
+    return digest
 
 
 def _write_vectors(f: _Checksummed, blocks: list[np.ndarray], dimension: int) -> None:
@@ -115,7 +142,7 @@ def save(index: NamespaceIndex, path: Path, *, model: str) -> None:
     }
     if blob is not None:
         checksums["faiss"] = _write(faiss_path, lambda f: f.write(memoryview(np.ascontiguousarray(blob))))  # type: ignore[arg-type]  # numpy's stubs: ndarray is a buffer from Python 3.12 on (it is on 3.11 too)
-    meta = {**meta, "model": model, "format": FORMAT, "crc32": checksums}
+    meta = {**meta, "model": model, "format": FORMAT, DIGEST: checksums}
     tmp = meta_path.with_name(meta_path.name + ".tmp")
     tmp.write_text(json.dumps(meta))
     with open(tmp, "rb+") as f:
@@ -141,23 +168,26 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
                                f"one of {READS}")
     if meta.get("model") != model or meta.get("dimension") != dimension:
         raise SnapshotUnusable("snapshot was made with another embedding model")
-    expected = meta.get("crc32")
+    kind = _DIGEST_OF[meta["format"]]
+    expected = meta.get(kind)
     has_index = meta["format"] == 3 or meta.get("kind") != "flat"
     if not isinstance(expected, dict) or set(expected) != set(PARTS if has_index else PARTS[1:]):
         raise SnapshotUnusable("snapshot manifest has no checksums")
     raw = None
     try:
-        # the vectors (the largest part) are checked on a second thread (zlib releases the GIL) while the FAISS
-        # file is read once, checked and deserialized here
+        # the vectors (the largest part) are checked on a second thread (both hashes release the GIL) while the
+        # FAISS file is read once, checked and deserialized here
         with ThreadPoolExecutor(1) as pool:
-            vectors_crc = pool.submit(crc_of, vectors_path)
+            vectors_digest = pool.submit(digest_of, vectors_path, kind)
             if has_index:
                 raw = np.fromfile(faiss_path, dtype=np.uint8)
-                if zlib.crc32(raw) != expected["faiss"]:  # type: ignore[arg-type]  # ndarray: a buffer (as above)
+                whole = _Digest(kind)
+                whole.update(memoryview(raw))  # type: ignore[arg-type]  # ndarray: a buffer (as above)
+                if whole.value() != expected["faiss"]:
                     raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
-            if crc_of(fields_path) != expected["fields"]:
+            if digest_of(fields_path, kind) != expected["fields"]:
                 raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
-            if vectors_crc.result() != expected["vectors"]:
+            if vectors_digest.result() != expected["vectors"]:
                 raise SnapshotUnusable("snapshot .vectors.npy file is damaged (checksum mismatch)")
     except OSError as exc:
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc

@@ -13,7 +13,7 @@ import pytest
 from ems_service.errors import SnapshotUnusable
 from ems_service.index.base import IndexRow
 from ems_service.index.faiss import ApproxConfig, NamespaceIndex
-from ems_service.index.faiss.snapshot import crc_of
+from ems_service.index.faiss.snapshot import DIGEST, FORMAT, crc_of
 from ems_service.index.faiss.snapshot import files as snapshot_files
 from ems_service.index.faiss.vectors import MIN_BLOCK
 
@@ -109,29 +109,49 @@ def _write_format_3(path, index: NamespaceIndex, rows: list[IndexRow]) -> None:
     meta_path.write_text(json.dumps(meta))
 
 
-@pytest.mark.parametrize("kind", ["flat", "ivf"])
-def test_format_3_snapshots_still_load_and_are_rewritten_as_format_4(tmp_path, kind):
+def _with_crc32(path, fmt: int) -> None:
+    """The manifest as formats 3 and 4 wrote it for the same parts: CRC-32 checksums under "crc32"."""
+    faiss_path, vectors_path, fields_path, meta_path = snapshot_files(path)
+    meta = json.loads(meta_path.read_text())
+    sums = {"vectors": crc_of(vectors_path), "fields": crc_of(fields_path)}
+    if faiss_path.exists():
+        sums["faiss"] = crc_of(faiss_path)
+    meta_path.write_text(json.dumps({**{k: v for k, v in meta.items() if k != DIGEST}, "format": fmt,
+                                     "crc32": sums}))
+
+
+@pytest.mark.parametrize(("kind", "fmt"), [("flat", 3), ("ivf", 3), ("flat", 4), ("ivf", 4)])
+def test_older_formats_still_load_and_are_rewritten_as_the_current_one(tmp_path, kind, fmt):
+    """Formats 3 and 4 (CRC-32 checksums; format 3 kept a second copy of an exact index's vectors) load, checked by
+    their own checksums, and the next save writes format 5 (XXH3-128)."""
     rows = _rows(2500)
     approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
     index = NamespaceIndex(DIM, approx if kind == "ivf" else None)
     index.add(rows)
     path = tmp_path / "ns.faiss"
-    if kind == "flat":
+    if kind == "flat" and fmt == 3:
         _write_format_3(path, index, rows)
     else:
-        index.build_approx()
-        index.save(path, model="m")  # an IVF snapshot's parts did not change from format 3: only the number did
-        meta = json.loads(snapshot_files(path)[3].read_text())
-        snapshot_files(path)[3].write_text(json.dumps(meta | {"format": 3}))
+        if kind == "ivf":
+            index.build_approx()
+        index.save(path, model="m")  # the parts did not change from format 3: only the checksums and the number did
+        _with_crc32(path, fmt)
     loaded = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
     assert loaded.kind == ("ivf_sq8" if kind == "ivf" else "flat") and loaded.ids() == index.ids()
     for q in _queries(10):
         assert loaded.search(q, 10) == index.search(q, 10)
     loaded.save(path, model="m")
     meta = json.loads(snapshot_files(path)[3].read_text())
-    assert meta["format"] == 4 and snapshot_files(path)[0].exists() == (kind == "ivf")
+    assert meta["format"] == FORMAT == 5 and snapshot_files(path)[0].exists() == (kind == "ivf")
+    assert "crc32" not in meta and all(len(v) == 32 for v in meta[DIGEST].values())  # 128-bit hex digests
     again = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
     assert again.ids() == index.ids()
+    _with_crc32(path, fmt)  # a CRC-32 manifest whose vectors part was damaged afterwards is refused
+    with open(snapshot_files(path)[1], "r+b") as f:
+        f.seek(-100, 2)
+        f.write(b"\x7f" * 8)
+    with pytest.raises(SnapshotUnusable):
+        NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
 
 
 def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
@@ -142,8 +162,8 @@ def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
     index.save(path, model="m")
     meta_path = snapshot_files(path)[3]
     meta = json.loads(meta_path.read_text())
-    assert set(meta["crc32"]) == {"vectors", "fields"} and meta["kind"] == "flat"
-    meta_path.write_text(json.dumps(meta | {"crc32": meta["crc32"] | {"faiss": 0}}))
+    assert set(meta[DIGEST]) == {"vectors", "fields"} and meta["kind"] == "flat"
+    meta_path.write_text(json.dumps(meta | {DIGEST: meta[DIGEST] | {"faiss": "0" * 32}}))
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
     meta_path.write_text(json.dumps(meta | {"kind": "ivf_sq8"}))  # an IVF without its index file
