@@ -154,13 +154,14 @@ def search_params(ivf: faiss.IndexIVF, nprobe: int, selector: faiss.IDSelector |
     return params
 
 
-def selector_for(let_through: np.ndarray, watermark: int,
+def selector_for(let_through: np.ndarray, watermark: int, held: int,
                  banned: Callable[[], np.ndarray]) -> tuple[faiss.IDSelector, object]:
-    """An id selector letting the ids `let_through` pass (`banned()`: the other ids FAISS holds, asked for only when
-    needed), and what must stay alive while it is used.
+    """An id selector letting the ids `let_through` pass (`banned()`: the other `held - len(let_through)` ids FAISS
+    holds), and what must stay alive while it is used.
 
     A bitmap over the id range when that is small next to the allowed set (one bit test per scanned vector,
-    no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'.
+    no hash set to build per query); else the smaller of 'these ids' and 'all but these ids'. `banned()` is asked
+    for only when it may be the smaller: it reads a mask of every row, a million at 1M, for each search of a site.
     """
     span = watermark + 1
     if span <= 64 * max(1, let_through.size):
@@ -168,6 +169,8 @@ def selector_for(let_through: np.ndarray, watermark: int,
         bits[let_through] = True
         packed = np.packbits(bits, bitorder="little")
         return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
+    if held - let_through.size >= let_through.size:
+        return faiss.IDSelectorBatch(let_through), None
     others = banned()
     if others.size < let_through.size:
         inner = faiss.IDSelectorBatch(others)

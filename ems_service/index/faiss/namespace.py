@@ -265,7 +265,7 @@ class NamespaceIndex:
         """IVF candidates (among the `allowed` positions, through an id selector) re-ranked exactly."""
         sel = keep = None
         if allowed is not None:
-            sel, keep = selector_for(self._ids[allowed], self.watermark, lambda: self._banned(allowed))
+            sel, keep = selector_for(self._ids[allowed], self.watermark, len(self), lambda: self._banned(allowed))
         positions = self._candidates(q, k * max(1, self.approx.rerank), 1.0 if allowed is None else
                                      max(1, allowed.size) / len(self), sel)
         del keep
@@ -290,7 +290,7 @@ class NamespaceIndex:
         order = order[:take]
         lists = np.ascontiguousarray(present[order].reshape(1, -1), dtype=np.int64)
         dist = np.ascontiguousarray(scores[order].reshape(1, -1), dtype=np.float32)
-        sel, keep = selector_for(self._ids[allowed], self.watermark, lambda: self._banned(allowed))
+        sel, keep = selector_for(self._ids[allowed], self.watermark, len(self), lambda: self._banned(allowed))
         params = search_params(ivf, lists.shape[1], sel)
         wanted = min(allowed.size, k * max(1, self.approx.rerank))
         found_d, found = np.empty((1, wanted), dtype=np.float32), np.empty((1, wanted), dtype=np.int64)

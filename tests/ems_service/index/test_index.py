@@ -339,3 +339,28 @@ def test_a_filter_most_rows_pass_but_not_near_the_query_falls_back_to_filtering_
     got = index.search(vecs[0], 10, success=False)
     assert len(got) == 10 and not any(near[(h.id - 5) // 2] for h in got)
     assert all(abs(h.score - float(vecs[(h.id - 5) // 2] @ vecs[0])) < 1e-5 for h in got)  # re-ranked exactly
+
+
+def test_an_id_selector_reads_the_other_ids_only_when_they_may_be_fewer():
+    """selector_for asks for the ids outside the allowed set (a mask of every row) only when that set could be the
+    smaller one; a small allowed set far below the id range gets a batch of its own ids without it."""
+    from ems_service.index.faiss.approx import selector_for
+
+    def no_banned() -> np.ndarray:
+        raise AssertionError("the banned ids were read for a small allowed set")
+
+    small = np.arange(0, 1_000_000, 997, dtype=np.int64)[:200]  # 200 ids spread over a million
+    sel, _ = selector_for(small, 999_999, 1_000_000, no_banned)
+    assert [sel.is_member(int(i)) for i in (small[0], small[-1], 1, 999_999)] == [True, True, False, False]
+    spread = np.arange(0, 1_000_000, 80, dtype=np.int64)  # 1/80 of the ids: no bitmap, a batch without the rest
+    sel, _ = selector_for(spread, 999_999, 1_000_000, no_banned)
+    assert sel.is_member(int(spread[3])) and not sel.is_member(int(spread[3]) + 1)
+    asked = []
+
+    def banned() -> np.ndarray:  # the index holds ids 0..15,999; 15,000 of them are let through
+        asked.append(1)
+        return np.arange(15_000, 16_000, dtype=np.int64)
+
+    sel, keep = selector_for(np.arange(15_000, dtype=np.int64), 10**9, 16_000, banned)
+    assert asked and keep is not None  # "all but these 1,000" (IDSelectorNot over a batch)
+    assert sel.is_member(14_999) and not sel.is_member(15_500)
