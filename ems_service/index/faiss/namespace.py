@@ -29,7 +29,6 @@ from ems_service.index.faiss.approx import (
     add_assigned,
     centroids,
     has_graph_coarse,
-    ivf_lists,
     search_params,
     selector_for,
     train_ivf,
@@ -420,14 +419,17 @@ class NamespaceIndex:
         return load(path, model=model, dimension=dimension, approx=approx)
 
     def restore(self, *, ids: np.ndarray, domain: np.ndarray, success: np.ndarray, task: np.ndarray,
-                vectors: np.ndarray, domains: list[str], tasks: list[str]) -> None:
-        """Take over the fields of a snapshot (every row alive). The vectors (a mapped file) become the base block,
-        never copied; the fields get room to grow now, so the first writes after start-up copy nothing."""
+                vectors: np.ndarray, domains: list[str], tasks: list[str], lists: np.ndarray | None = None) -> None:
+        """Take over the fields of a snapshot (every row alive; `lists`: each row's IVF list, with an adopted IVF).
+        The vectors (a mapped file) become the base block, never copied; the fields get room to grow now, so the
+        first writes after start-up copy nothing."""
         n = len(ids)
         self._n = 0
         self._resize_fields(n + max(1024, n // 8))
-        for name, values in (("_ids", ids), ("_domain", domain), ("_success", success), ("_task", task)):
-            getattr(self, name)[:n] = values
+        for name, values in (("_ids", ids), ("_domain", domain), ("_success", success), ("_task", task),
+                             ("_list", lists)):
+            if values is not None:
+                getattr(self, name)[:n] = values
         self._alive[:n] = True
         self._n = n
         self._vectors = VectorBlocks(self.dimension, vectors)
@@ -436,12 +438,9 @@ class NamespaceIndex:
         self.tasks = Vocab(tasks)
         self._by_domain = Postings.build(self._domain[:n])
         self._success_count = np.bincount(self._success[:n] + 1, minlength=3).astype(np.int64)
-        codes, counts = np.unique(self._task[:n], return_counts=True)
-        self._task_count = dict(zip(codes.tolist(), counts.tolist(), strict=True))
-        if self.ivf is not None:  # adopted first: the list of each row, from the IVF's lists
-            in_ivf, lists = ivf_lists(self.ivf)
-            order = np.argsort(self._ids[:n])
-            self._list[order[np.searchsorted(self._ids[:n][order], in_ivf)]] = lists
+        counts = np.bincount(self._task[:n] + 1)  # codes: -1 (no task id) and 0..len(tasks) - 1
+        codes = np.flatnonzero(counts)
+        self._task_count = dict(zip((codes - 1).tolist(), counts[codes].tolist(), strict=True))
 
     def snapshot_state(self) -> tuple[np.ndarray | None, dict[str, np.ndarray], list[np.ndarray], dict]:
         """What a snapshot writes, taken consistently under the lock: the serialized IVF (None in exact mode), the
@@ -453,7 +452,7 @@ class NamespaceIndex:
             n = self._n
             alive = self._alive[:n]
             live = slice(None) if alive.all() else alive  # dead rows remain only while a build runs: copy then
-            fields = {name: getattr(self, f"_{name}")[:n][live] for name in ("ids", "domain", "success", "task")}
+            fields = {name: getattr(self, f"_{name}")[:n][live] for name in ("ids", "domain", "success", "task", "list")}
             spans = self._vectors.spans()
             vectors = [rows for _, rows in spans] if alive.all() else [gather(spans, self.dimension, alive)]
             meta = {"watermark": self.watermark, "deletion_seq": self.deletion_seq, "ntotal": len(self),

@@ -1,17 +1,18 @@
 """Index snapshots: the float32 vectors (a plain .npy, memory-mapped on reading), the filter fields, the IVF index
 when there is one, and the watermarks, written atomically and checked on reading.
 
-Files: `<name>.vectors.npy`, `<name>.fields.npz` (ids, domain, success, task), `<name>.faiss` (the serialized IVF;
+Files: `<name>.vectors.npy`, `<name>.fields.npz` (ids, domain, success, task, list), `<name>.faiss` (the serialized IVF;
 only in approximate mode) and `<name>.json` (the manifest: metadata and a checksum of every other file, written
 last; a snapshot without it, with a part whose checksum differs, or with parts that disagree, is not used: the
 index is rebuilt from the stored vectors).
 
-Format 5 (the checksums are XXH3-128; format 4: CRC-32) and, from format 4 on, exact mode holds each vector once: no
-FAISS index, no `.faiss` file. Formats 3 and 4 still load, checked by their CRC-32s: a format-3 exact snapshot's
-`.faiss` (an IndexIDMap2(IndexFlatIP), a second copy of the vectors) is checked and dropped, and the next snapshot
-is written as format 5. Older formats are rebuilt from the stored vectors. `<name>` is the namespace itself when it is lower-case letters, digits, '_' and '-', else '_' and
-a hash of it, so two namespaces never share a file (not on a case-insensitive file system either), and a name
-never carries a dot that would read as a suffix.
+Format 6 adds each row's IVF list to the fields (a start no longer walks the IVF's lists to find them); format 5's
+checksums are XXH3-128 (format 4: CRC-32); from format 4 on, exact mode holds each vector once: no FAISS index, no
+`.faiss` file. Formats 3 to 5 still load, each checked by its own checksums (3 and 4: CRC-32): a format-3 exact
+snapshot's `.faiss` (an IndexIDMap2(IndexFlatIP), a second copy of the vectors) is checked and dropped, and the
+next snapshot is written as format 6. Older formats are rebuilt from the stored vectors. `<name>` is the namespace
+itself when it is lower-case letters, digits, '_' and '-', else '_' and a hash of it, so two namespaces never share
+a file (not on a case-insensitive file system either), and a name never carries a dot that would read as a suffix.
 
 Why a fast keyless hash and not SHA-256: the manifest lies beside the files it vouches for, so whoever can rewrite
 a part can rewrite its checksum too; the checksum only has to catch damage (a 4 KB overwrite inside a .faiss loaded
@@ -36,14 +37,14 @@ import numpy as np
 import xxhash
 
 from ems_service.errors import SnapshotUnusable
-from ems_service.index.faiss.approx import ApproxConfig, ivf_ids
+from ems_service.index.faiss.approx import ApproxConfig, ivf_lists
 from ems_service.index.faiss.namespace import NamespaceIndex
 
-FORMAT = 5  # 3: checksums in the manifest; 4: no .faiss in exact mode; 5: XXH3-128 checksums
-READS = (3, 4, 5)
+FORMAT = 6  # 3: checksums in the manifest; 4: no .faiss in exact mode; 5: XXH3-128 checksums; 6: IVF lists
+READS = (3, 4, 5, 6)
 DIGEST = "xxh3_128"  # the manifest's key for the checksums this version writes
-_DIGEST_OF = {3: "crc32", 4: "crc32", 5: DIGEST}  # the checksums each format read carries
-FIELDS = ("ids", "domain", "success", "task")
+_DIGEST_OF = {3: "crc32", 4: "crc32", 5: DIGEST, 6: DIGEST}  # the checksums each format read carries
+FIELDS = ("ids", "domain", "success", "task", "list")  # "list" from format 6 on
 PARTS = ("faiss", "vectors", "fields")  # "faiss" only in approximate mode from format 4
 _PLAIN = re.compile(r"[a-z0-9][a-z0-9_-]{0,127}")
 _CHUNK = 1 << 24
@@ -173,33 +174,31 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
     has_index = meta["format"] == 3 or meta.get("kind") != "flat"
     if not isinstance(expected, dict) or set(expected) != set(PARTS if has_index else PARTS[1:]):
         raise SnapshotUnusable("snapshot manifest has no checksums")
-    raw = None
     try:
-        # the vectors (the largest part) are checked on a second thread (both hashes release the GIL) while the
-        # FAISS file is read once, checked and deserialized here
+        # the vectors (the largest part) are checked on a second thread (the hash releases the GIL) while the FAISS
+        # file is checked, then read by FAISS itself (one copy into its lists: reading the bytes into a buffer
+        # and deserializing that took three at 1M, 1 s); a damaged file is never handed to FAISS
         with ThreadPoolExecutor(1) as pool:
             vectors_digest = pool.submit(digest_of, vectors_path, kind)
-            if has_index:
-                raw = np.fromfile(faiss_path, dtype=np.uint8)
-                whole = _Digest(kind)
-                whole.update(memoryview(raw))  # type: ignore[arg-type]  # ndarray: a buffer (as above)
-                if whole.value() != expected["faiss"]:
-                    raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
+            if has_index and digest_of(faiss_path, kind) != expected["faiss"]:
+                raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
             if digest_of(fields_path, kind) != expected["fields"]:
                 raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
+            try:
+                index = faiss.read_index(str(faiss_path)) if has_index else None
+            except RuntimeError as exc:  # FAISS refuses what it cannot parse
+                raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
             if vectors_digest.result() != expected["vectors"]:
                 raise SnapshotUnusable("snapshot .vectors.npy file is damaged (checksum mismatch)")
     except OSError as exc:
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
-        index = faiss.deserialize_index(raw) if raw is not None else None
-        del raw
         # mapped, not read: a fresh 1.5 GB allocation at 1M costs seconds here; pages come in as searches touch
         # them, and rows added later go to new blocks (the mapping is never copied)
         vectors = np.load(vectors_path, mmap_mode="r")
         with np.load(fields_path) as arrays:
-            fields = {name: arrays[name] for name in FIELDS}
-    except Exception as exc:  # faiss raises RuntimeError on corrupt files, numpy ValueError/OSError
+            fields = {name: arrays[name] for name in FIELDS if name in arrays.files}
+    except Exception as exc:  # numpy raises ValueError/OSError on a file it cannot parse
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
         return _adopt(index, vectors, fields, meta, dimension=dimension, approx=approx)
@@ -215,21 +214,44 @@ def _adopt(index: faiss.Index | None, vectors: np.ndarray, fields: dict[str, np.
         raise SnapshotUnusable("snapshot inconsistent")
     if vectors.shape != (ntotal, dimension) or vectors.dtype != np.float32:
         raise SnapshotUnusable("snapshot vectors have the wrong shape")
-    ids = np.sort(fields["ids"])
-    if not (np.diff(ids) > 0).all():
-        raise SnapshotUnusable("snapshot ids repeat")
+    lists = fields.pop("list", None)
+    if lists is not None and lists.shape != (ntotal,):
+        raise SnapshotUnusable("snapshot list of each row has the wrong shape")
     ivf = None
     if isinstance(index, faiss.IndexIDMap2):  # format 3, exact mode: its second copy of the vectors is dropped
         stored = faiss.vector_to_array(index.id_map)
+        if not np.array_equal(np.sort(stored), np.sort(fields["ids"])):
+            raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     elif isinstance(index, faiss.IndexIVFScalarQuantizer):
-        stored, ivf = ivf_ids(index), index
+        ivf = index
+        in_ivf, ivf_list = ivf_lists(ivf)
+        if lists is None:  # formats 3-5: each row's list, from the IVF's lists
+            order = np.argsort(fields["ids"])
+            at = np.searchsorted(fields["ids"], in_ivf, sorter=order).clip(max=ntotal - 1)
+            if not np.array_equal(fields["ids"][order[at]], in_ivf):
+                raise SnapshotUnusable("snapshot ids disagree with its filter fields")
+            lists = np.zeros(ntotal, dtype=np.int32)
+            lists[order[at]] = ivf_list
+        elif not _same_lists(fields["ids"], lists, in_ivf, ivf_list, ivf.nlist):
+            raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     elif index is not None:
         raise SnapshotUnusable(f"snapshot holds an unknown index type {type(index).__name__}")
-    if index is not None and not np.array_equal(np.sort(stored), ids):
-        raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     out = NamespaceIndex(dimension, approx)
     out.adopt(ivf, trained_on=int(meta.get("trained_on", ntotal)))
-    out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"], **fields)
+    out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"],
+                lists=lists if ivf is not None else None, **fields)
+    if len(out) != ntotal:  # restore keys rows by id: one id twice leaves fewer
+        raise SnapshotUnusable("snapshot ids repeat")
     out.watermark = int(meta["watermark"])
     out.deletion_seq = int(meta["deletion_seq"])
     return out
+
+
+def _same_lists(ids: np.ndarray, lists: np.ndarray, in_ivf: np.ndarray, ivf_list: np.ndarray, nlist: int) -> bool:
+    """Whether every IVF list holds as many rows as the fields assign it, with the same sum of ids (both sides
+    counted in one pass: sorting both sets of a million ids took longer than reading the index)."""
+    if lists.size and (lists.min() < 0 or lists.max() >= nlist):
+        return False
+    return bool(np.array_equal(np.bincount(lists, minlength=nlist), np.bincount(ivf_list, minlength=nlist))
+                and np.array_equal(np.bincount(lists, weights=ids.astype(np.float64), minlength=nlist),
+                                   np.bincount(ivf_list, weights=in_ivf.astype(np.float64), minlength=nlist)))

@@ -1,5 +1,5 @@
 """How the FAISS backend holds vectors: once, in blocks that writes never copy (a snapshot's mapped vectors stay
-mapped after the first write), searched exactly in place; format 3 snapshots still load."""
+mapped after the first write), searched exactly in place; snapshots of formats 3 to 5 still load."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from ems_service.errors import SnapshotUnusable
 from ems_service.index.base import IndexRow
 from ems_service.index.faiss import ApproxConfig, NamespaceIndex
-from ems_service.index.faiss.snapshot import DIGEST, FORMAT, crc_of
+from ems_service.index.faiss.snapshot import DIGEST, FORMAT, crc_of, digest_of
 from ems_service.index.faiss.snapshot import files as snapshot_files
 from ems_service.index.faiss.vectors import MIN_BLOCK
 
@@ -120,10 +120,22 @@ def _with_crc32(path, fmt: int) -> None:
                                      "crc32": sums}))
 
 
-@pytest.mark.parametrize(("kind", "fmt"), [("flat", 3), ("ivf", 3), ("flat", 4), ("ivf", 4)])
+def _without_lists(path) -> None:
+    """The fields as formats 3-5 wrote them: no IVF list per row (found from the IVF's lists on loading)."""
+    _, _, fields_path, meta_path = snapshot_files(path)
+    with np.load(fields_path) as arrays:
+        kept = {name: arrays[name] for name in arrays.files if name != "list"}
+    np.savez(fields_path, **kept)
+    meta = json.loads(meta_path.read_text())
+    meta[DIGEST]["fields"] = digest_of(fields_path)
+    meta_path.write_text(json.dumps(meta | {"format": 5}))
+
+
+@pytest.mark.parametrize(("kind", "fmt"), [("flat", 3), ("ivf", 3), ("flat", 4), ("ivf", 4), ("flat", 5),
+                                           ("ivf", 5)])
 def test_older_formats_still_load_and_are_rewritten_as_the_current_one(tmp_path, kind, fmt):
-    """Formats 3 and 4 (CRC-32 checksums; format 3 kept a second copy of an exact index's vectors) load, checked by
-    their own checksums, and the next save writes format 5 (XXH3-128)."""
+    """Formats 3 to 5 (3 and 4: CRC-32 checksums, format 3 kept a second copy of an exact index's vectors; none held
+    the rows' IVF lists) load, checked by their own checksums, and the next save writes the current format."""
     rows = _rows(2500)
     approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
     index = NamespaceIndex(DIM, approx if kind == "ivf" else None)
@@ -134,18 +146,25 @@ def test_older_formats_still_load_and_are_rewritten_as_the_current_one(tmp_path,
     else:
         if kind == "ivf":
             index.build_approx()
-        index.save(path, model="m")  # the parts did not change from format 3: only the checksums and the number did
-        _with_crc32(path, fmt)
+        index.save(path, model="m")  # the parts did not change from format 3: the lists, checksums and number did
+        _without_lists(path)
+        if fmt < 5:
+            _with_crc32(path, fmt)
     loaded = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
     assert loaded.kind == ("ivf_sq8" if kind == "ivf" else "flat") and loaded.ids() == index.ids()
     for q in _queries(10):
         assert loaded.search(q, 10) == index.search(q, 10)
     loaded.save(path, model="m")
     meta = json.loads(snapshot_files(path)[3].read_text())
-    assert meta["format"] == FORMAT == 5 and snapshot_files(path)[0].exists() == (kind == "ivf")
+    assert meta["format"] == FORMAT == 6 and snapshot_files(path)[0].exists() == (kind == "ivf")
     assert "crc32" not in meta and all(len(v) == 32 for v in meta[DIGEST].values())  # 128-bit hex digests
     again = NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx if kind == "ivf" else None)
     assert again.ids() == index.ids()
+    if kind == "ivf":  # the lists the old formats were read with are the ones the new one stores
+        assert np.array_equal(again._list[: again._n], loaded._list[: loaded._n])
+        assert np.array_equal(again._list[: again._n], index._list[: index._n])
+        for q in _queries(10):
+            assert again.search(q, 10, domain="a.com") == index.search(q, 10, domain="a.com")
     _with_crc32(path, fmt)  # a CRC-32 manifest whose vectors part was damaged afterwards is refused
     with open(snapshot_files(path)[1], "r+b") as f:
         f.seek(-100, 2)
@@ -169,3 +188,32 @@ def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
     meta_path.write_text(json.dumps(meta | {"kind": "ivf_sq8"}))  # an IVF without its index file
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM)
+
+
+@pytest.mark.parametrize("damage", ["moved", "out of range", "short"])
+def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, damage):
+    """Format 6 stores each row's IVF list; lists that do not match what the IVF holds (a writer's bug under a valid
+    checksum) are refused rather than served, and the index is then rebuilt from the stored vectors."""
+    rows = _rows(2500)
+    approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
+    index = NamespaceIndex(DIM, approx)
+    index.add(rows)
+    index.build_approx()
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    _, _, fields_path, meta_path = snapshot_files(path)
+    with np.load(fields_path) as arrays:
+        fields = {name: arrays[name] for name in arrays.files}
+    lists = fields["list"]
+    if damage == "moved":  # one row said to be in another list
+        lists[3] = (lists[3] + 1) % index.ivf.nlist
+    elif damage == "out of range":
+        lists[3] = index.ivf.nlist
+    else:
+        fields["list"] = lists[:-1]
+    np.savez(fields_path, **fields)
+    meta = json.loads(meta_path.read_text())
+    meta[DIGEST]["fields"] = digest_of(fields_path)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SnapshotUnusable):
+        NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)
