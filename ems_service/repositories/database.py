@@ -31,7 +31,10 @@ class Database:
         self.url = url
         self.engine = engine or make_engine(url)
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
+        # reads: PostgreSQL in autocommit (no BEGIN and COMMIT round trips); SQLite's driver opens no transaction
+        # for a SELECT anyway, and switching its isolation level at each checkout and return doubled a read's time
         self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        self._reader = self.engine if self.engine.dialect.name == "sqlite" else self._autocommit
         self.read_only = False
 
     def detect_standby(self) -> bool:
@@ -52,9 +55,10 @@ class Database:
 
     @contextmanager
     def reads(self) -> Iterator[Connection]:
-        """A connection in autocommit, errors translated as `session`'s: each statement reads its own snapshot,
-        with no BEGIN and COMMIT round trips (a hot path of single-statement reads: the pgvector search)."""
-        with self._translated(), self._autocommit.connect() as conn:
+        """A connection for reads, errors translated as `session`'s: each statement reads its own snapshot, with no
+        BEGIN and COMMIT round trips and no ORM session (the hot paths of single-statement reads: the pgvector
+        search, the coach's candidates and their rows). Nothing written through it is kept."""
+        with self._translated(), self._reader.connect() as conn:
             yield conn
 
     @contextmanager

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import Table, case, delete, func, insert, select, update
+from sqlalchemy import Table, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from condenser import Episode, Trajectory
@@ -67,6 +67,10 @@ class StoredEpisode:
 
 
 _COLUMNS = [getattr(EpisodeRecord, f.name) for f in fields(StoredEpisode)]
+# the search path's two reads, built once (an expanding IN: one cached compilation for every list of ids)
+_BY_IDS = (EpisodeRecord.namespace == bindparam("namespace")) & EpisodeRecord.id.in_(bindparam("ids", expanding=True))
+_SUMMARIES = select(*_COLUMNS).where(_BY_IDS)
+_TASKS = select(EpisodeRecord.id, EpisodeRecord.task, EpisodeRecord.domain).where(_BY_IDS)
 TASKS_KEPT = 20_000  # (task, domain) pairs remembered for ranking: about 6 MB at most
 
 
@@ -223,9 +227,8 @@ class EpisodeRepository:
         """Episodes by id, without their raw trajectory and vector (the search path)."""
         if not ids:
             return {}
-        with self.db.session() as s:
-            return {r.id: StoredEpisode(*r) for r in s.execute(
-                select(*_COLUMNS).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids)))}
+        with self.db.reads() as conn:
+            return {r.id: StoredEpisode(*r) for r in conn.execute(_SUMMARIES, {"namespace": namespace, "ids": ids})}
 
     def trajectory(self, namespace: str, episode_id: int) -> Trajectory | None:
         """The stored (redacted) run of an episode."""
@@ -253,10 +256,8 @@ class EpisodeRepository:
         missing = [i for i in ids if i not in found]
         if not missing:
             return found
-        q = select(EpisodeRecord.id, EpisodeRecord.task, EpisodeRecord.domain).where(
-            EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(missing))
-        with self.db.session() as s:
-            read = {r.id: (r.task, r.domain) for r in s.execute(q)}
+        with self.db.reads() as conn:
+            read = {r.id: (r.task, r.domain) for r in conn.execute(_TASKS, {"namespace": namespace, "ids": missing})}
         with self._tasks_lock:
             if self._deletions == deletions:
                 self._tasks.update(((namespace, i), pair) for i, pair in read.items())
