@@ -57,7 +57,7 @@ class Database:
     def reads(self) -> Iterator[Connection]:
         """A connection for reads, errors translated as `session`'s: each statement reads its own snapshot, with no
         BEGIN and COMMIT round trips and no ORM session (the hot paths of single-statement reads: the pgvector
-        search, the coach's candidates and their rows). Nothing written through it is kept."""
+        search, the coach's candidates and their rows). Not for writes: it holds no transaction to group them."""
         with self._translated(), self._reader.connect() as conn:
             yield conn
 

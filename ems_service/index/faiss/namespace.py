@@ -35,6 +35,7 @@ from ems_service.index.faiss.approx import (
     use_threads,
 )
 from ems_service.index.faiss.filters import Postings, Vocab
+from ems_service.index.faiss.sites import SitePlan, SitePlans, nearest_lists
 from ems_service.index.faiss.vectors import VectorBlocks, gather, inner_products
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,7 @@ class NamespaceIndex:
         self.domains = Vocab()
         self.tasks = Vocab()
         self._by_domain = Postings()  # positions of each domain's rows
+        self._site_plans = SitePlans()  # recent site filters' IVF plans (ems_service.index.faiss.sites)
         self._success_count = np.zeros(3, dtype=np.int64)  # live rows per success code + 1
         self._task_count: dict[int, int] = {}  # live rows per task code
         self.watermark = 0  # highest episode id added
@@ -143,6 +145,7 @@ class NamespaceIndex:
                 self._pos[r.id] = p
                 self._n += 1
             self._by_domain.add(self._domain[p0 : self._n], p0)
+            self._site_plans.changed(np.unique(self._domain[p0 : self._n]).tolist())
             if lists is not None:
                 self._list[p0 : self._n] = lists
             self._success_count += np.bincount(self._success[p0 : self._n] + 1, minlength=3)
@@ -162,6 +165,7 @@ class NamespaceIndex:
             for i in present:
                 p = self._pos.pop(i)
                 self._alive[p] = False
+                self._site_plans.changed((int(self._domain[p]),))
                 self._success_count[self._success[p] + 1] -= 1
                 self._task_count[int(self._task[p])] -= 1
             if self._n > 1024 and len(self._pos) < self._n // 2 and self._build_log is None:
@@ -177,6 +181,7 @@ class NamespaceIndex:
         self._n = int(keep.sum())
         self._pos = dict(zip(self._ids[: self._n].tolist(), range(self._n), strict=True))
         self._by_domain = Postings.build(self._domain[: self._n])
+        self._site_plans.clear()
 
     # -- search -----------------------------------------------------------------------------------------------
 
@@ -209,7 +214,11 @@ class NamespaceIndex:
             success_code = SUCCESS_CODE[success] if success is not None else None
             task_code = self.tasks.code(exclude_task_id, add=False) if exclude_task_id is not None else None
             if domain is not None:
-                positions = self._domain_positions(self.domains.code(domain, add=False), success_code, task_code)
+                key = (self.domains.code(domain, add=False), success_code, task_code)
+                plan = self._site_plans.get(key) if self.ivf is not None else None
+                if plan is not None:
+                    return self._search_site(q, min(k, plan.size), plan)
+                positions = self._domain_positions(key[0], success_code, task_code)
             else:
                 expected = float(self._success_count[success_code + 1] if success_code is not None else total)
                 if task_code is not None:
@@ -229,7 +238,9 @@ class NamespaceIndex:
             if self.ivf is None or positions.size <= self.approx.exact_subset:
                 return self._search_subset(q[0], min(k, positions.size), positions)
             if domain is not None:
-                return self._search_ivf_lists(q, min(k, positions.size), positions)
+                plan = self._site_plan(positions)
+                self._site_plans.put(key, plan)
+                return self._search_site(q, min(k, positions.size), plan)
             return self._search_ivf(q, min(k, positions.size), positions)
 
     def _domain_positions(self, code: int, success_code: int | None, task_code: int | None) -> np.ndarray:
@@ -272,30 +283,30 @@ class NamespaceIndex:
             return []
         return self._top(self._vectors.inner_products(q[0], positions), positions, k)
 
-    def _search_ivf_lists(self, q: np.ndarray, k: int, allowed: np.ndarray) -> list[Hit]:
-        """IVF search among `allowed` positions that visits only lists holding some of them, nearest first, until
-        about as many allowed vectors are scanned as an unfiltered search scans (at least nprobe lists). A domain
-        keeps a few per cent of the rows, and they cluster: scaling nprobe by 1/share instead visited a third of
-        all lists at 1M (4 ms)."""
+    def _site_plan(self, allowed: np.ndarray) -> SitePlan:
+        """What a search among the `allowed` positions (a site's rows) needs of them: the lists holding them, how
+        many each, and the id selector letting them through."""
+        counts = np.bincount(self._list[allowed], minlength=self.ivf.nlist)  # type: ignore[union-attr]  # approximate mode
+        present = np.flatnonzero(counts)
+        sel, keep = selector_for(self._ids[allowed], self.watermark, len(self), lambda: self._banned(allowed))
+        return SitePlan(int(allowed.size), present, counts[present], sel, keep)
+
+    def _search_site(self, q: np.ndarray, k: int, plan: SitePlan) -> list[Hit]:
+        """IVF search among a site's rows that visits only lists holding some of them, nearest first, until about
+        as many allowed vectors are scanned as an unfiltered search scans (at least nprobe lists). A domain keeps a
+        few per cent of the rows, and they cluster: scaling nprobe by 1/share instead visited a third of all
+        lists at 1M (4 ms)."""
         ivf = self.ivf
         assert ivf is not None
-        counts = np.bincount(self._list[allowed], minlength=ivf.nlist)
-        present = np.flatnonzero(counts)
-        scores = inner_products(self._centroids, q[0], present)
-        order = np.argsort(-scores)
-        enough = self.approx.nprobe * len(self) / ivf.nlist
-        take = max(min(len(order), self.approx.nprobe),
-                   int(np.searchsorted(np.cumsum(counts[present[order]]), enough)) + 1)
-        order = order[:take]
-        lists = np.ascontiguousarray(present[order].reshape(1, -1), dtype=np.int64)
+        scores = inner_products(self._centroids, q[0], plan.present)
+        order = nearest_lists(scores, plan.counts, self.approx.nprobe * len(self) / ivf.nlist, self.approx.nprobe)
+        lists = np.ascontiguousarray(plan.present[order].reshape(1, -1), dtype=np.int64)
         dist = np.ascontiguousarray(scores[order].reshape(1, -1), dtype=np.float32)
-        sel, keep = selector_for(self._ids[allowed], self.watermark, len(self), lambda: self._banned(allowed))
-        params = search_params(ivf, lists.shape[1], sel)
-        wanted = min(allowed.size, k * max(1, self.approx.rerank))
+        params = search_params(ivf, lists.shape[1], plan.selector)
+        wanted = min(plan.size, k * max(1, self.approx.rerank))
         found_d, found = np.empty((1, wanted), dtype=np.float32), np.empty((1, wanted), dtype=np.int64)
         ivf.search_preassigned_c(1, faiss.swig_ptr(q), wanted, faiss.swig_ptr(lists), faiss.swig_ptr(dist),
                                  faiss.swig_ptr(found_d), faiss.swig_ptr(found), False, params)
-        del keep
         positions = np.array([self._pos[i] for i in found[0].tolist() if i >= 0], dtype=np.int64)
         if positions.size == 0:
             return []
@@ -396,6 +407,7 @@ class NamespaceIndex:
                         ivf.remove_ids(op_ids)
                 self.ivf, self._graph_coarse, self._centroids = ivf, has_graph_coarse(ivf), middle
                 self._params = {}
+                self._site_plans.clear()
                 self.trained_on = len(ids)
             logger.info("approximate index ready: %d vectors, %d lists", ivf.ntotal, ivf.nlist)
         finally:
@@ -437,6 +449,7 @@ class NamespaceIndex:
         self.domains = Vocab(domains)
         self.tasks = Vocab(tasks)
         self._by_domain = Postings.build(self._domain[:n])
+        self._site_plans.clear()
         self._success_count = np.bincount(self._success[:n] + 1, minlength=3).astype(np.int64)
         counts = np.bincount(self._task[:n] + 1)  # codes: -1 (no task id) and 0..len(tasks) - 1
         codes = np.flatnonzero(counts)
@@ -464,6 +477,7 @@ class NamespaceIndex:
     def adopt(self, ivf: faiss.IndexIVFScalarQuantizer | None, *, trained_on: int) -> None:
         """Serve from an IVF read from a snapshot (None: exact search over the rows)."""
         self.ivf, self.trained_on, self._params = ivf, (trained_on if ivf is not None else 0), {}
+        self._site_plans.clear()
         self._graph_coarse = ivf is not None and has_graph_coarse(ivf)
         if ivf is not None:
             self._centroids = centroids(ivf)

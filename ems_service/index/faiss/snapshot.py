@@ -177,7 +177,8 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
     try:
         # the vectors (the largest part) are checked on a second thread (the hash releases the GIL) while the FAISS
         # file is checked, then read by FAISS itself (one copy into its lists: reading the bytes into a buffer
-        # and deserializing that took three at 1M, 1 s); a damaged file is never handed to FAISS
+        # and deserializing that took three at 1M, 1 s); a file whose checksum differs is never handed to FAISS
+        # (it reads the path again: nothing else writes a namespace's snapshot while this process opens it)
         with ThreadPoolExecutor(1) as pool:
             vectors_digest = pool.submit(digest_of, vectors_path, kind)
             if has_index and digest_of(faiss_path, kind) != expected["faiss"]:
@@ -186,7 +187,7 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
                 raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
             try:
                 index = faiss.read_index(str(faiss_path)) if has_index else None
-            except RuntimeError as exc:  # FAISS refuses what it cannot parse
+            except Exception as exc:  # FAISS refuses what it cannot parse (RuntimeError), or cannot allocate
                 raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
             if vectors_digest.result() != expected["vectors"]:
                 raise SnapshotUnusable("snapshot .vectors.npy file is damaged (checksum mismatch)")
@@ -228,7 +229,9 @@ def _adopt(index: faiss.Index | None, vectors: np.ndarray, fields: dict[str, np.
         if lists is None:  # formats 3-5: each row's list, from the IVF's lists
             order = np.argsort(fields["ids"])
             at = np.searchsorted(fields["ids"], in_ivf, sorter=order).clip(max=ntotal - 1)
-            if not np.array_equal(fields["ids"][order[at]], in_ivf):
+            covered = np.zeros(ntotal, dtype=bool)
+            covered[order[at]] = True
+            if not np.array_equal(fields["ids"][order[at]], in_ivf) or not covered.all():
                 raise SnapshotUnusable("snapshot ids disagree with its filter fields")
             lists = np.zeros(ntotal, dtype=np.int32)
             lists[order[at]] = ivf_list
@@ -248,10 +251,28 @@ def _adopt(index: faiss.Index | None, vectors: np.ndarray, fields: dict[str, np.
 
 
 def _same_lists(ids: np.ndarray, lists: np.ndarray, in_ivf: np.ndarray, ivf_list: np.ndarray, nlist: int) -> bool:
-    """Whether every IVF list holds as many rows as the fields assign it, with the same sum of ids (both sides
-    counted in one pass: sorting both sets of a million ids took longer than reading the index)."""
+    """Whether every IVF list holds the rows the fields assign it: the same count and the same sums of a 64-bit mix
+    of the ids, per list, on both sides (one pass each: sorting both sets of a million ids took longer than
+    reading the index). Plain sums of ids would take {1, 4} for {2, 3}; the mix (splitmix64's finalizer) makes two
+    different sets agree only by chance, in three 21-bit parts so that float64 sums stay exact."""
     if lists.size and (lists.min() < 0 or lists.max() >= nlist):
         return False
-    return bool(np.array_equal(np.bincount(lists, minlength=nlist), np.bincount(ivf_list, minlength=nlist))
-                and np.array_equal(np.bincount(lists, weights=ids.astype(np.float64), minlength=nlist),
-                                   np.bincount(ivf_list, weights=in_ivf.astype(np.float64), minlength=nlist)))
+    if not np.array_equal(np.bincount(lists, minlength=nlist), np.bincount(ivf_list, minlength=nlist)):
+        return False
+    mine, theirs = _mix(ids), _mix(in_ivf)
+    mask = np.uint64((1 << 21) - 1)
+    for shift in (0, 21, 42):
+        a = ((mine >> np.uint64(shift)) & mask).astype(np.float64)
+        b = ((theirs >> np.uint64(shift)) & mask).astype(np.float64)
+        if not np.array_equal(np.bincount(lists, weights=a, minlength=nlist),
+                              np.bincount(ivf_list, weights=b, minlength=nlist)):
+            return False
+    return True
+
+
+def _mix(ids: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over int64 ids (wrapping uint64 arithmetic)."""
+    z = ids.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))

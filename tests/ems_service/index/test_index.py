@@ -364,3 +364,65 @@ def test_an_id_selector_reads_the_other_ids_only_when_they_may_be_fewer():
     sel, keep = selector_for(np.arange(15_000, dtype=np.int64), 10**9, 16_000, banned)
     assert asked and keep is not None  # "all but these 1,000" (IDSelectorNot over a batch)
     assert sel.is_member(14_999) and not sel.is_member(15_500)
+
+
+def test_a_site_plan_is_reused_until_that_sites_rows_change():
+    """A site-filtered IVF search keeps its plan (lists, counts, id selector) for the next search of that site; a row
+    added to or removed from the site, or a compaction, drops it, so results always match brute force. Rows of
+    other sites leave it in place."""
+    rows, vecs = _clustered(6000, seed=4)
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows)
+    index.build_approx()
+    rng = np.random.default_rng(5)
+    assert sum(r.domain == "d3.com" for r in rows) <= APPROX.exact_subset  # searched by brute force: no plan
+    index.search(vecs[0], 10, domain="d3.com")
+    assert not index._site_plans._plans
+    wide = [IndexRow(r.id, r.vector, "wide.com", r.success, r.task_id) for r in rows[:1500]]  # moved to one site
+    index.add(wide)
+    current = {r.id: r for r in rows} | {r.id: r for r in wide}
+    queries = vecs[rng.choice(1500, 5)] + rng.normal(scale=0.05, size=(5, 64)).astype(np.float32)
+
+    def check() -> None:
+        live = list(current.values())
+        for q in queries:
+            want = [i for _, i in _brute(live, q, 10, lambda r: r.domain == "wide.com")]
+            got = [h.id for h in index.search(q, 10, domain="wide.com")]
+            assert len(set(want) & set(got)) >= 9
+
+    check()
+    plan = index._site_plans.get((index.domains.code("wide.com", add=False), None, None))
+    assert plan is not None and plan.size == 1500
+    elsewhere = IndexRow(90_001, rows[20].vector, "d9.com", None, None)
+    index.add([elsewhere])
+    current[elsewhere.id] = elsewhere
+    assert index._site_plans.get((index.domains.code("wide.com", add=False), None, None)) is plan
+    check()  # served from the kept plan
+    twin = IndexRow(90_002, queries[0] / np.linalg.norm(queries[0]), "wide.com", True, "t1")  # the nearest row
+    index.add([twin])
+    current[twin.id] = twin
+    assert index.search(queries[0], 1, domain="wide.com")[0].id == twin.id
+    index.remove([twin.id])
+    del current[twin.id]
+    assert twin.id not in [h.id for h in index.search(queries[0], 10, domain="wide.com")]
+    check()
+    gone = [r.id for r in wide[:800]]
+    index.remove(gone)
+    for i in gone:
+        del current[i]
+    check()
+    assert all(h.id not in gone for q in queries for h in index.search(q, 10, domain="wide.com"))
+
+
+def test_nearest_lists_match_a_full_sort():
+    """The partial sort of a site's lists takes the same lists, in the same order, as sorting them all."""
+    from ems_service.index.faiss.sites import nearest_lists
+
+    rng = np.random.default_rng(0)
+    for m, per in ((4096, 15), (300, 200), (40, 3), (8, 1000)):
+        scores = rng.normal(size=m).astype(np.float32)
+        counts = rng.integers(1, 2 * per, size=m)
+        for enough, nprobe in ((1953.0, 8), (50.0, 8), (float(counts.sum()) + 1, 8), (10.0, 32)):
+            order = np.argsort(-scores)
+            take = max(min(m, nprobe), int(np.searchsorted(np.cumsum(counts[order]), enough)) + 1)
+            assert nearest_lists(scores, counts, enough, nprobe).tolist() == order[:take].tolist()

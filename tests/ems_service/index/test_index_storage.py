@@ -190,7 +190,7 @@ def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
 
-@pytest.mark.parametrize("damage", ["moved", "out of range", "short"])
+@pytest.mark.parametrize("damage", ["moved", "swapped", "out of range", "short"])
 def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, damage):
     """Format 6 stores each row's IVF list; lists that do not match what the IVF holds (a writer's bug under a valid
     checksum) are refused rather than served, and the index is then rebuilt from the stored vectors."""
@@ -207,6 +207,9 @@ def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, d
     lists = fields["list"]
     if damage == "moved":  # one row said to be in another list
         lists[3] = (lists[3] + 1) % index.ivf.nlist
+    elif damage == "swapped":  # two rows of different lists exchange them: every list keeps its count
+        other = int(np.flatnonzero(lists != lists[3])[0])
+        lists[3], lists[other] = lists[other], lists[3]
     elif damage == "out of range":
         lists[3] = index.ivf.nlist
     else:
@@ -214,6 +217,40 @@ def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, d
     np.savez(fields_path, **fields)
     meta = json.loads(meta_path.read_text())
     meta[DIGEST]["fields"] = digest_of(fields_path)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(SnapshotUnusable):
+        NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)
+
+
+def test_the_lists_check_tells_apart_sets_with_equal_counts_and_sums():
+    """Per-list counts and plain sums of ids would take {1, 4} | {2, 3} for {2, 3} | {1, 4}, or {1, 3} for {2, 2}."""
+    from ems_service.index.faiss.snapshot import _same_lists
+
+    ids, lists = np.array([1, 4, 2, 3]), np.array([0, 0, 1, 1])
+    assert _same_lists(ids, lists, np.array([4, 1, 3, 2]), np.array([0, 0, 1, 1]), 2)  # same sets, any order
+    assert not _same_lists(ids, lists, np.array([2, 3, 1, 4]), np.array([0, 0, 1, 1]), 2)
+    assert not _same_lists(np.array([1, 3]), np.array([0, 0]), np.array([2, 2]), np.array([0, 0]), 1)
+
+
+def test_an_old_format_ivf_that_misses_a_row_is_refused(tmp_path):
+    """Formats 3-5 find each row's list in the IVF: an IVF holding one id twice and another not at all (as many
+    entries as rows) would leave a row in no list, never found; it is refused."""
+    rows = _rows(2500)
+    approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
+    index = NamespaceIndex(DIM, approx)
+    index.add(rows)
+    index.build_approx()
+    path = tmp_path / "ns.faiss"
+    index.save(path, model="m")
+    _without_lists(path)
+    NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)  # intact as format 5
+    ivf = index.ivf
+    ivf.remove_ids(np.array([rows[0].id], dtype=np.int64))
+    ivf.add_with_ids(rows[1].vector.reshape(1, -1), np.array([rows[1].id], dtype=np.int64))
+    faiss_path, _, _, meta_path = snapshot_files(path)
+    faiss.write_index(ivf, str(faiss_path))
+    meta = json.loads(meta_path.read_text())
+    meta[DIGEST]["faiss"] = digest_of(faiss_path)
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(SnapshotUnusable):
         NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)
