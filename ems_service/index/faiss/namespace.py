@@ -431,17 +431,15 @@ class NamespaceIndex:
         return load(path, model=model, dimension=dimension, approx=approx)
 
     def restore(self, *, ids: np.ndarray, domain: np.ndarray, success: np.ndarray, task: np.ndarray,
-                vectors: np.ndarray, domains: list[str], tasks: list[str], lists: np.ndarray | None = None) -> None:
-        """Take over the fields of a snapshot (every row alive; `lists`: each row's IVF list, with an adopted IVF).
-        The vectors (a mapped file) become the base block, never copied; the fields get room to grow now, so the
-        first writes after start-up copy nothing."""
+                vectors: np.ndarray, domains: list[str], tasks: list[str]) -> None:
+        """Take over the fields of a snapshot (every row alive; its IVF, if any, is adopted next). The vectors (a
+        mapped file) become the base block, never copied; the fields get room to grow now, so the first writes
+        after start-up copy nothing."""
         n = len(ids)
         self._n = 0
         self._resize_fields(n + max(1024, n // 8))
-        for name, values in (("_ids", ids), ("_domain", domain), ("_success", success), ("_task", task),
-                             ("_list", lists)):
-            if values is not None:
-                getattr(self, name)[:n] = values
+        for name, values in (("_ids", ids), ("_domain", domain), ("_success", success), ("_task", task)):
+            getattr(self, name)[:n] = values
         self._alive[:n] = True
         self._n = n
         self._vectors = VectorBlocks(self.dimension, vectors)
@@ -474,8 +472,16 @@ class NamespaceIndex:
             blob = faiss.serialize_index(self.ivf) if self.ivf is not None else None
             return blob, fields, vectors, meta
 
-    def adopt(self, ivf: faiss.IndexIVFScalarQuantizer | None, *, trained_on: int) -> None:
-        """Serve from an IVF read from a snapshot (None: exact search over the rows)."""
+    def ids_by_position(self) -> np.ndarray:
+        """The rows' ids in position order (a view; removed rows included until compaction)."""
+        return self._ids[: self._n]
+
+    def adopt(self, ivf: faiss.IndexIVFScalarQuantizer | None, *, trained_on: int,
+              lists: np.ndarray | None = None) -> None:
+        """Serve from an IVF read from a snapshot (None: exact search over the rows); `lists`: each row's list in
+        it, by position."""
+        if lists is not None:
+            self._list[: len(lists)] = lists
         self.ivf, self.trained_on, self._params = ivf, (trained_on if ivf is not None else 0), {}
         self._site_plans.clear()
         self._graph_coarse = ivf is not None and has_graph_coarse(ivf)

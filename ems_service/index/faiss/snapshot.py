@@ -175,24 +175,34 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
     if not isinstance(expected, dict) or set(expected) != set(PARTS if has_index else PARTS[1:]):
         raise SnapshotUnusable("snapshot manifest has no checksums")
     try:
-        # the vectors (the largest part) are checked on a second thread (the hash releases the GIL) while the FAISS
-        # file is checked, then read by FAISS itself (one copy into its lists: reading the bytes into a buffer
-        # and deserializing that took three at 1M, 1 s); a file whose checksum differs is never handed to FAISS
-        # (it reads the path again: nothing else writes a namespace's snapshot while this process opens it)
-        with ThreadPoolExecutor(1) as pool:
+        # three things at once (hashing and FAISS release the GIL): the vectors (the largest part) are checked on
+        # one thread; the FAISS file is checked, then read by FAISS itself on another (one copy into its lists:
+        # reading the bytes into a buffer and deserializing that took three at 1M, 1 s); the fields are taken
+        # over on this one. A file whose checksum differs is never handed to FAISS (it reads the path again:
+        # nothing else writes a namespace's snapshot while this process opens it).
+        with ThreadPoolExecutor(2) as pool:
             vectors_digest = pool.submit(digest_of, vectors_path, kind)
             if has_index and digest_of(faiss_path, kind) != expected["faiss"]:
                 raise SnapshotUnusable("snapshot .faiss file is damaged (checksum mismatch)")
             if digest_of(fields_path, kind) != expected["fields"]:
                 raise SnapshotUnusable("snapshot .fields.npz file is damaged (checksum mismatch)")
+            reading = pool.submit(faiss.read_index, str(faiss_path)) if has_index else None
+            out, lists, trained_on = _restore(vectors_path, fields_path, meta, dimension=dimension, approx=approx)
             try:
-                index = faiss.read_index(str(faiss_path)) if has_index else None
+                index = reading.result() if reading is not None else None
             except Exception as exc:  # FAISS refuses what it cannot parse (RuntimeError), or cannot allocate
                 raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
             if vectors_digest.result() != expected["vectors"]:
                 raise SnapshotUnusable("snapshot .vectors.npy file is damaged (checksum mismatch)")
     except OSError as exc:
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
+    return _adopt(out, index, lists, dimension=dimension, trained_on=trained_on)
+
+
+def _restore(vectors_path: Path, fields_path: Path, meta: dict, *, dimension: int,
+             approx: ApproxConfig | None) -> tuple[NamespaceIndex, np.ndarray | None, int]:
+    """A NamespaceIndex holding the snapshot's rows (no IVF yet), each row's IVF list when the fields carry them
+    (format 6) and how many vectors the IVF was trained on, after checking that the parts agree in shape."""
     try:
         # mapped, not read: a fresh 1.5 GB allocation at 1M costs seconds here; pages come in as searches touch
         # them, and rows added later go to new blocks (the mapping is never copied)
@@ -202,51 +212,55 @@ def load(path: Path, *, model: str, dimension: int, approx: ApproxConfig | None 
     except Exception as exc:  # numpy raises ValueError/OSError on a file it cannot parse
         raise SnapshotUnusable(f"snapshot unreadable: {exc}") from exc
     try:
-        return _adopt(index, vectors, fields, meta, dimension=dimension, approx=approx)
-    except (KeyError, TypeError) as exc:  # a manifest written by hand or by another version
-        raise SnapshotUnusable(f"snapshot manifest incomplete: {exc!r}") from exc
+        ntotal = int(meta["ntotal"])
+        if len(fields["ids"]) != ntotal:
+            raise SnapshotUnusable("snapshot inconsistent")
+        if vectors.shape != (ntotal, dimension) or vectors.dtype != np.float32:
+            raise SnapshotUnusable("snapshot vectors have the wrong shape")
+        lists = fields.pop("list", None)
+        if lists is not None and lists.shape != (ntotal,):
+            raise SnapshotUnusable("snapshot list of each row has the wrong shape")
+        out = NamespaceIndex(dimension, approx)
+        out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"], **fields)
+        if len(out) != ntotal:  # restore keys rows by id: one id twice leaves fewer
+            raise SnapshotUnusable("snapshot ids repeat")
+        out.watermark = int(meta["watermark"])
+        out.deletion_seq = int(meta["deletion_seq"])
+        trained_on = int(meta.get("trained_on", ntotal))
+    except (KeyError, TypeError, ValueError) as exc:  # a manifest or fields written by hand or by another version
+        raise SnapshotUnusable(f"snapshot incomplete: {exc!r}") from exc
+    return out, lists, trained_on
 
 
-def _adopt(index: faiss.Index | None, vectors: np.ndarray, fields: dict[str, np.ndarray], meta: dict, *,
-           dimension: int, approx: ApproxConfig | None) -> NamespaceIndex:
-    """The loaded parts as a NamespaceIndex, after checking that they agree with each other."""
-    ntotal = int(meta["ntotal"])
-    if len(fields["ids"]) != ntotal or (index is not None and (index.ntotal != ntotal or index.d != dimension)):
+def _adopt(out: NamespaceIndex, index: faiss.Index | None, lists: np.ndarray | None, *, dimension: int,
+           trained_on: int) -> NamespaceIndex:
+    """`out` serving from the snapshot's FAISS index (if any), after checking that it holds the same rows."""
+    ntotal = len(out)
+    ids = out.ids_by_position()
+    if index is not None and (index.ntotal != ntotal or index.d != dimension):
         raise SnapshotUnusable("snapshot inconsistent")
-    if vectors.shape != (ntotal, dimension) or vectors.dtype != np.float32:
-        raise SnapshotUnusable("snapshot vectors have the wrong shape")
-    lists = fields.pop("list", None)
-    if lists is not None and lists.shape != (ntotal,):
-        raise SnapshotUnusable("snapshot list of each row has the wrong shape")
     ivf = None
     if isinstance(index, faiss.IndexIDMap2):  # format 3, exact mode: its second copy of the vectors is dropped
         stored = faiss.vector_to_array(index.id_map)
-        if not np.array_equal(np.sort(stored), np.sort(fields["ids"])):
+        if not np.array_equal(np.sort(stored), np.sort(ids)):
             raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     elif isinstance(index, faiss.IndexIVFScalarQuantizer):
         ivf = index
         in_ivf, ivf_list = ivf_lists(ivf)
         if lists is None:  # formats 3-5: each row's list, from the IVF's lists
-            order = np.argsort(fields["ids"])
-            at = np.searchsorted(fields["ids"], in_ivf, sorter=order).clip(max=ntotal - 1)
+            order = np.argsort(ids)
+            at = np.searchsorted(ids, in_ivf, sorter=order).clip(max=ntotal - 1)
             covered = np.zeros(ntotal, dtype=bool)
             covered[order[at]] = True
-            if not np.array_equal(fields["ids"][order[at]], in_ivf) or not covered.all():
+            if not np.array_equal(ids[order[at]], in_ivf) or not covered.all():
                 raise SnapshotUnusable("snapshot ids disagree with its filter fields")
             lists = np.zeros(ntotal, dtype=np.int32)
             lists[order[at]] = ivf_list
-        elif not _same_lists(fields["ids"], lists, in_ivf, ivf_list, ivf.nlist):
+        elif not _same_lists(ids, lists, in_ivf, ivf_list, ivf.nlist):
             raise SnapshotUnusable("snapshot ids disagree with its filter fields")
     elif index is not None:
         raise SnapshotUnusable(f"snapshot holds an unknown index type {type(index).__name__}")
-    out = NamespaceIndex(dimension, approx)
-    out.adopt(ivf, trained_on=int(meta.get("trained_on", ntotal)))
-    out.restore(vectors=vectors, domains=meta["domains"], tasks=meta["tasks"],
-                lists=lists if ivf is not None else None, **fields)
-    if len(out) != ntotal:  # restore keys rows by id: one id twice leaves fewer
-        raise SnapshotUnusable("snapshot ids repeat")
-    out.watermark = int(meta["watermark"])
-    out.deletion_seq = int(meta["deletion_seq"])
+    out.adopt(ivf, trained_on=trained_on, lists=lists if ivf is not None else None)
     return out
 
 
