@@ -80,7 +80,9 @@ def seed(work: Path, embedder: Embedder) -> int:
 
 
 def probe_restart(work: Path) -> dict:
-    """In a fresh process: load the embedder, then time Runtime.start (index open) and its RSS growth."""
+    """In a fresh process: load the embedder, then time the Runtime's construction and start (index open) and its
+    RSS growth; then, apart, what the start spent on the snapshot's load and on the count of the table's rows."""
+    from ems_service.index.faiss import NamespaceIndex
     from ems_service.runtime import build_embedder
 
     settings = _settings(work)
@@ -88,7 +90,9 @@ def probe_restart(work: Path) -> dict:
     embedder.embed(["warm"])
     rss0 = _rss()
     t = time.perf_counter()
-    rt = Runtime(settings, embedder=embedder).start(background=False)
+    rt = Runtime(settings, embedder=embedder)
+    built = time.perf_counter() - t
+    rt.start(background=False)
     ready = time.perf_counter() - t
     index = rt.vectors.namespace("default")
     how = rt.vectors.last_start["default"]
@@ -96,7 +100,16 @@ def probe_restart(work: Path) -> dict:
     approx_ready = time.perf_counter() - t
     out = {"ready_s": round(ready, 2), "how": how, "index": index.kind, "n": len(index),
            "index_ready_s": round(approx_ready, 2), "rss_bytes_per_episode": round((_rss() - rss0) / len(index), 1),
-           "index_bytes_per_episode": round(index.nbytes() / len(index), 1)}
+           "index_bytes_per_episode": round(index.nbytes() / len(index), 1),
+           "split_s": {"runtime_built": round(built, 3)}}
+    if how.startswith("snapshot"):  # the same steps again, each alone (the files now in the page cache)
+        path = snapshot_path(settings.data_dir, "default")
+        t = time.perf_counter()
+        NamespaceIndex.load(path, model=rt.vectors.model, dimension=rt.vectors.dimension, approx=rt.vectors.approx)
+        out["split_s"]["snapshot_load"] = round(time.perf_counter() - t, 3)
+        t = time.perf_counter()
+        rt.episodes.count("default")
+        out["split_s"]["row_count"] = round(time.perf_counter() - t, 3)
     rt.close()  # writes the snapshot the next start reads
     return out
 

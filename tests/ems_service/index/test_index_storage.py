@@ -126,9 +126,8 @@ def _without_lists(path) -> None:
     with np.load(fields_path) as arrays:
         kept = {name: arrays[name] for name in arrays.files if name != "list"}
     np.savez(fields_path, **kept)
-    meta = json.loads(meta_path.read_text())
-    meta[DIGEST]["fields"] = digest_of(fields_path)
-    meta_path.write_text(json.dumps(meta | {"format": 5}))
+    _redigest(path, "fields")
+    meta_path.write_text(json.dumps(json.loads(meta_path.read_text()) | {"format": 5}))
 
 
 @pytest.mark.parametrize(("kind", "fmt"), [("flat", 3), ("ivf", 3), ("flat", 4), ("ivf", 4), ("flat", 5),
@@ -190,18 +189,34 @@ def test_a_format_4_exact_snapshot_must_not_name_a_faiss_part(tmp_path):
         NamespaceIndex.load(path, model="m", dimension=DIM)
 
 
-@pytest.mark.parametrize("damage", ["moved", "swapped", "out of range", "short"])
-def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, damage):
-    """Format 6 stores each row's IVF list; lists that do not match what the IVF holds (a writer's bug under a valid
-    checksum) are refused rather than served, and the index is then rebuilt from the stored vectors."""
+IVF_APPROX = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
+
+
+def _ivf_snapshot(tmp_path) -> tuple[list[IndexRow], NamespaceIndex, object]:
+    """2,500 rows in an IVF index, saved: the rows, the index and the snapshot's path."""
     rows = _rows(2500)
-    approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
-    index = NamespaceIndex(DIM, approx)
+    index = NamespaceIndex(DIM, IVF_APPROX)
     index.add(rows)
     index.build_approx()
     path = tmp_path / "ns.faiss"
     index.save(path, model="m")
-    _, _, fields_path, meta_path = snapshot_files(path)
+    return rows, index, path
+
+
+def _redigest(path, part: str) -> None:
+    """Write the manifest's checksum of a part rewritten on purpose (damage a checksum would not see)."""
+    faiss_path, _, fields_path, meta_path = snapshot_files(path)
+    meta = json.loads(meta_path.read_text())
+    meta[DIGEST][part] = digest_of(faiss_path if part == "faiss" else fields_path)
+    meta_path.write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("damage", ["moved", "swapped", "out of range", "short"])
+def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, damage):
+    """Format 6 stores each row's IVF list; lists that do not match what the IVF holds (a writer's bug under a valid
+    checksum) are refused rather than served, and the index is then rebuilt from the stored vectors."""
+    _, index, path = _ivf_snapshot(tmp_path)
+    fields_path = snapshot_files(path)[2]
     with np.load(fields_path) as arrays:
         fields = {name: arrays[name] for name in arrays.files}
     lists = fields["list"]
@@ -215,11 +230,9 @@ def test_a_snapshot_whose_row_lists_disagree_with_its_ivf_is_refused(tmp_path, d
     else:
         fields["list"] = lists[:-1]
     np.savez(fields_path, **fields)
-    meta = json.loads(meta_path.read_text())
-    meta[DIGEST]["fields"] = digest_of(fields_path)
-    meta_path.write_text(json.dumps(meta))
+    _redigest(path, "fields")
     with pytest.raises(SnapshotUnusable):
-        NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)
+        NamespaceIndex.load(path, model="m", dimension=DIM, approx=IVF_APPROX)
 
 
 def test_the_lists_check_tells_apart_sets_with_equal_counts_and_sums():
@@ -235,22 +248,13 @@ def test_the_lists_check_tells_apart_sets_with_equal_counts_and_sums():
 def test_an_old_format_ivf_that_misses_a_row_is_refused(tmp_path):
     """Formats 3-5 find each row's list in the IVF: an IVF holding one id twice and another not at all (as many
     entries as rows) would leave a row in no list, never found; it is refused."""
-    rows = _rows(2500)
-    approx = ApproxConfig(above=1000, nprobe=8, exact_subset=0)
-    index = NamespaceIndex(DIM, approx)
-    index.add(rows)
-    index.build_approx()
-    path = tmp_path / "ns.faiss"
-    index.save(path, model="m")
+    rows, index, path = _ivf_snapshot(tmp_path)
     _without_lists(path)
-    NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)  # intact as format 5
+    NamespaceIndex.load(path, model="m", dimension=DIM, approx=IVF_APPROX)  # intact as format 5
     ivf = index.ivf
     ivf.remove_ids(np.array([rows[0].id], dtype=np.int64))
     ivf.add_with_ids(rows[1].vector.reshape(1, -1), np.array([rows[1].id], dtype=np.int64))
-    faiss_path, _, _, meta_path = snapshot_files(path)
-    faiss.write_index(ivf, str(faiss_path))
-    meta = json.loads(meta_path.read_text())
-    meta[DIGEST]["faiss"] = digest_of(faiss_path)
-    meta_path.write_text(json.dumps(meta))
+    faiss.write_index(ivf, str(snapshot_files(path)[0]))
+    _redigest(path, "faiss")
     with pytest.raises(SnapshotUnusable):
-        NamespaceIndex.load(path, model="m", dimension=DIM, approx=approx)
+        NamespaceIndex.load(path, model="m", dimension=DIM, approx=IVF_APPROX)
