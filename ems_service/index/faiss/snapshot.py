@@ -17,8 +17,8 @@ a file (not on a case-insensitive file system either), and a name never carries 
 Why a fast keyless hash and not SHA-256: the manifest lies beside the files it vouches for, so whoever can rewrite
 a part can rewrite its checksum too; the checksum only has to catch damage (a 4 KB overwrite inside a .faiss loaded
 silently and gave similarities of 3e37). Every byte of a snapshot (1.9 GB at 1M episodes) is checked at each start,
-so its speed is start-up time: XXH3-128 (the `xxhash` package) runs about twice as fast as zlib's CRC-32, which
-formats 3-4 used, and SHA-256 at less than half CRC-32's pace (`python -m benchmarks.faiss_memory` times the three).
+so its speed is start-up time: XXH3-128 (the `xxhash` package) runs several times as fast as zlib's CRC-32, which
+formats 3-4 used, and SHA-256 slower still (`python -m benchmarks.faiss_memory` times the three).
 """
 
 from __future__ import annotations
