@@ -168,7 +168,9 @@ def selector_for(let_through: np.ndarray, watermark: int, held: int,
         bits = np.zeros(span, dtype=bool)
         bits[let_through] = True
         packed = np.packbits(bits, bitorder="little")
-        return faiss.IDSelectorBitmap(span, faiss.swig_ptr(packed)), packed
+        # FAISS takes the bitmap's length in bytes: an id past it fails the test (ids added after a kept site plan
+        # was built lie past it), and nothing beyond the buffer is read
+        return faiss.IDSelectorBitmap(len(packed), faiss.swig_ptr(packed)), packed
     if held - let_through.size >= let_through.size:
         return faiss.IDSelectorBatch(let_through), None
     others = banned()

@@ -449,3 +449,29 @@ def test_nearest_lists_match_a_full_sort():
             order = np.argsort(-scores)
             take = max(min(m, nprobe), int(np.searchsorted(np.cumsum(counts[order]), enough)) + 1)
             assert nearest_lists(scores, counts, enough, nprobe).tolist() == order[:take].tolist()
+
+
+def test_a_kept_site_plan_lets_no_later_row_of_another_site_through():
+    """A large site's plan holds a bitmap of its ids up to the watermark of the day; rows of other sites added
+    later carry larger ids and leave that plan in place. FAISS takes the bitmap's length in bytes: given its length
+    in bits, it read past the buffer and let some of those rows through as hits of the site."""
+    rows, vecs = _clustered(3000)
+    rows = [IndexRow(r.id, r.vector, "big.com" if i % 5 == 0 else r.domain, r.success, r.task_id)
+            for i, r in enumerate(rows)]
+    index = NamespaceIndex(64, APPROX)
+    index.add(rows)
+    index.build_approx()
+    index.search(vecs[0], 10, domain="big.com")
+    (plan,) = [p for _, p in index._site_plans._plans.values()]
+    assert isinstance(plan.selector, faiss.IDSelectorBitmap)  # the case at stake: a site of 1/5 of the rows
+    rng = np.random.default_rng(1)
+    first = index.watermark + 1
+    later = []
+    for j in range(3000):  # ids spread up to ~13x the old watermark, each near a query
+        v = vecs[j] + rng.normal(scale=0.01, size=64).astype(np.float32)
+        later.append(IndexRow(first + 13 * j, v / np.linalg.norm(v), "other.com", None, None))
+    index.add(later)
+    assert [p for _, p in index._site_plans._plans.values()] == [plan]  # kept: no row of big.com changed
+    big = {r.id for r in rows if r.domain == "big.com"}
+    for i in range(0, 3000, 5):
+        assert {h.id for h in index.search(vecs[i], 10, domain="big.com")} <= big
