@@ -33,8 +33,8 @@ class Database:
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
         # reads: PostgreSQL in autocommit (no BEGIN and COMMIT round trips); SQLite's driver opens no transaction
         # for a SELECT anyway, and switching its isolation level at each checkout and return doubled a read's time
-        self._autocommit = self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        self._reader = self.engine if self.engine.dialect.name == "sqlite" else self._autocommit
+        self._reader = self.engine if self.engine.dialect.name == "sqlite" else self.engine.execution_options(
+            isolation_level="AUTOCOMMIT")
         self.read_only = False
 
     def detect_standby(self) -> bool:
