@@ -105,7 +105,9 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    model = AutoModel.from_pretrained(model_dir, local_files_only=True).eval()
+    # eager attention, not SDPA: SDPA's export guards fully masked rows with Where/IsNaN ops at every layer (a tenth
+    # of a 128-token run); the eager graph ran 10-15% faster, single text and batch, at the same agreement
+    model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
 
     class Pooled(torch.nn.Module):
         def __init__(self, inner: torch.nn.Module) -> None:

@@ -69,6 +69,20 @@ def test_onnx_graphs_agree_with_torch_on_dev_texts(embedder, tmp_path, graph):
     assert onnx.agreement >= 0.99  # what export measured and recorded beside the graph
 
 
+def test_exported_graph_has_eager_attention_without_nan_guards():
+    """The graph `make install` exports computes attention as the eager BERT does: no IsNaN/Where nodes (SDPA's
+    export guards fully masked rows with them in every layer, a tenth of a 128-token run; the mask is built once,
+    before the layers)."""
+    import onnx
+
+    from ems_service.onnx_embedder import default_path
+
+    nodes = onnx.load(str(default_path()), load_external_data=False).graph.node
+    in_layers = [n for n in nodes if "/layer." in n.name]
+    assert sum(n.op_type == "Softmax" for n in in_layers) == 6  # one attention per layer
+    assert not [n.name for n in in_layers if n.op_type in ("IsNaN", "Where")]
+
+
 def test_onnx_lanes_run_concurrent_calls_on_their_own_sessions_with_the_same_vectors():
     """With two lanes, calls that overlap run on two sessions (the two-thread one and a one-thread spare) and give the
     vectors one lane gives; afterwards the spare is back and nothing is counted as running."""
