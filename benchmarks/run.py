@@ -142,7 +142,9 @@ def markdown(out: dict) -> str:
     for row in out["scale"]["sizes"]:
         if "restart" in row:
             warm, cold = row["restart"]["from_snapshot"], row["restart"]["from_stored_vectors"]
-            lines.append(f"| {row['n']:,} | {warm['ready_s']} | {cold['ready_s']} | {cold['index_ready_s']} | "
+            runs = ", ".join(str(r) for r in warm.get("ready_s_runs", []))
+            lines.append(f"| {row['n']:,} | {warm['ready_s']}{f' (median of {runs})' if runs else ''} | "
+                         f"{cold['ready_s']} | {cold['index_ready_s']} | "
                          f"{warm['rss_bytes_per_episode']} |")
     for row in out["scale"]["sizes"]:
         if "concurrency" in row["http"]:
