@@ -19,7 +19,7 @@ from ems_service.errors import NotReady
 logger = logging.getLogger(__name__)
 
 
-def json_loads(text: str | bytes) -> Any:  # noqa: ANN401 - whatever the JSON column holds
+def json_loads(text: str | bytes) -> Any:
     """A JSON column's value: orjson (a search reads five JSON columns a row; a summary read of 20 rows took 15%
     less), with the standard library's parser for what orjson refuses (NaN, integers past 64 bits) but
     `json.dumps`, the columns' writer, may have written."""
