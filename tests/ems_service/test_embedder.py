@@ -83,6 +83,28 @@ def test_exported_graph_has_eager_attention_without_nan_guards():
     assert not [n.name for n in in_layers if n.op_type in ("IsNaN", "Where")]
 
 
+def test_a_lone_text_runs_on_the_spinning_session_and_a_batch_on_the_sleeping_one(monkeypatch):
+    """A text alone takes the session whose threads spin between operators (latency); a batch (merged requests,
+    an ingest) the one whose threads sleep, leaving the cores to the requests' own work; the same vectors, within
+    the graph's agreement."""
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path, sibling
+
+    onnx = OnnxEmbedder(sibling(default_path(), "all-MiniLM-L6-v2.selective-int8.onnx"), threads=2)
+    spin = "session.intra_op.allow_spinning"
+    assert onnx._bulk.get_session_options().get_session_config_entry(spin) == "0"
+    with pytest.raises(RuntimeError, match="does not have configuration"):  # unset: ONNX Runtime's default, spin
+        onnx._session.get_session_options().get_session_config_entry(spin)
+    used: list[object] = []
+    run = onnx._run
+    monkeypatch.setattr(onnx, "_run", lambda session, encodings: used.append(session) or run(session, encodings))
+    texts = ["book a table for two", "find the cheapest flight to Boston"]
+    alone = np.vstack([onnx.embed([t]) for t in texts])
+    together = onnx.embed(texts)
+    assert used == [onnx._session, onnx._session, onnx._bulk]
+    # not bit-equal: the int8 MatMuls quantize their input per call, over the batch's (padded) rows
+    assert float((alone * together).sum(axis=1).min()) >= 0.99
+
+
 def test_onnx_lanes_run_concurrent_calls_on_their_own_sessions_with_the_same_vectors():
     """With two lanes, calls that overlap run on two sessions (the two-thread one and a one-thread spare) and give the
     vectors one lane gives; afterwards the spare is back and nothing is counted as running."""
