@@ -116,7 +116,10 @@ class BatchingEmbedder:
                     size += len(job.texts)
                 self._crowded = len(batch) > 1 or bool(self._queue)
                 self.batches += 1
-            vectors = self.inner.embed([t for job in batch for t in job.texts])
+            # several requests' texts: the embedder's call for merged batches when it has one (ONNX: a session
+            # whose threads sleep between operators, leaving the cores to the requests)
+            embed = getattr(self.inner, "embed_merged", self.inner.embed) if len(batch) > 1 else self.inner.embed
+            vectors = embed([t for job in batch for t in job.texts])
             start = 0
             for job in batch:
                 job.result = vectors[start:start + len(job.texts)]

@@ -179,12 +179,13 @@ class OnnxEmbedder:
                                       f"(min cosine {self.agreement})")
         cores = os.cpu_count() or 1
         threads = threads or min(2, cores)
-        # Two sessions of the graph for the run alone: a text alone (a lone request) takes one whose threads spin
-        # between operators, waiting for the next (the lowest latency); a batch (concurrent requests' texts merged
-        # by ems_service.batcher, or an ingest) takes one whose threads sleep, so that they leave the cores to the
-        # requests' own work. With one spinning session for both, 16 coach clients got 99 requests/s at 100k
-        # episodes; with the sleeping one for batches, 104-111, and a lone request as fast as before (it took 1.5 ms
-        # longer on the sleeping one). The cost: the graph held twice, about 80 MB.
+        # Two sessions of the graph for the run alone: one request's texts (`embed`: a query, an ingest) take one
+        # whose threads spin between operators, waiting for the next (the lowest latency, the most texts/s); the
+        # texts of several requests merged under load by ems_service.batcher (`embed_merged`) take one whose
+        # threads sleep, leaving the cores to the requests' own work. With one spinning session for both, 16 coach
+        # clients got 99 requests/s at 100k episodes; with the sleeping one for merged batches, 104-111. The
+        # sleeping session alone cost a lone request 1.5 ms and batches of 32 9% of their texts/s; the cost of
+        # two: the graph held twice, about 80 MB.
         self._session = _session(ort, path, threads)
         self._bulk = _session(ort, path, threads, spin=False) if threads > 1 else self._session
         # Concurrent requests: a run alone takes the session above (all its threads: the lowest latency); a run
@@ -220,12 +221,18 @@ class OnnxEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings of `texts`, shape (n, 384), float32, unit length."""
+        return self._embed_on(self._session, texts)
+
+    def embed_merged(self, texts: list[str]) -> np.ndarray:
+        """`embed` for the texts of several concurrent requests (ems_service.batcher), on the sleeping session."""
+        return self._embed_on(self._bulk, texts)
+
+    def _embed_on(self, lead: Any, texts: list[str]) -> np.ndarray:  # lead: an onnxruntime session
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         with self._runs:
             with self._lock:
                 self.calls += 1
-                lead = self._session if len(texts) == 1 else self._bulk
                 session = lead if self._running == 0 or not self._spare else self._spare.pop()
                 self._running += 1
             try:

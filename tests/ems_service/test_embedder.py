@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 import pytest
 from sqlalchemy import update
@@ -83,10 +86,11 @@ def test_exported_graph_has_eager_attention_without_nan_guards():
     assert not [n.name for n in in_layers if n.op_type in ("IsNaN", "Where")]
 
 
-def test_a_lone_text_runs_on_the_spinning_session_and_a_batch_on_the_sleeping_one(monkeypatch):
-    """A text alone takes the session whose threads spin between operators (latency); a batch (merged requests,
-    an ingest) the one whose threads sleep, leaving the cores to the requests' own work; the same vectors, within
-    the graph's agreement."""
+def test_merged_requests_run_on_the_sleeping_session_and_one_request_on_the_spinning_one(monkeypatch):
+    """One request's texts take the session whose threads spin between operators (latency, texts/s); texts of
+    several concurrent requests merged by the batcher take the one whose threads sleep, leaving the cores to the
+    requests' own work; the same vectors, within the graph's agreement."""
+    from ems_service.batcher import BatchingEmbedder
     from ems_service.onnx_embedder import OnnxEmbedder, default_path, sibling
 
     onnx = OnnxEmbedder(sibling(default_path(), "all-MiniLM-L6-v2.selective-int8.onnx"), threads=2)
@@ -99,10 +103,39 @@ def test_a_lone_text_runs_on_the_spinning_session_and_a_batch_on_the_sleeping_on
     monkeypatch.setattr(onnx, "_run", lambda session, encodings: used.append(session) or run(session, encodings))
     texts = ["book a table for two", "find the cheapest flight to Boston"]
     alone = np.vstack([onnx.embed([t]) for t in texts])
-    together = onnx.embed(texts)
-    assert used == [onnx._session, onnx._session, onnx._bulk]
+    one_request = onnx.embed(texts)
+    assert used == [onnx._session] * 3
+    used.clear()
+
+    # the batcher: while one request holds the model, two more queue and are embedded together
+    batcher = BatchingEmbedder(onnx, max_batch=64, max_wait_s=0.001)
+    gate, release = threading.Event(), threading.Event()
+
+    def slow_run(session, encodings):
+        used.append(session)
+        if not gate.is_set():
+            gate.set()
+            release.wait(5)
+        return run(session, encodings)
+
+    monkeypatch.setattr(onnx, "_run", slow_run)
+    out: dict[str, np.ndarray] = {}
+    first = threading.Thread(target=lambda: out.update(first=batcher.embed(["a first request"])))
+    first.start()
+    assert gate.wait(5)
+    queued = [threading.Thread(target=lambda t=t: out.update({t: batcher.embed([t])[0]})) for t in texts]
+    for t in queued:
+        t.start()
+    while len(batcher._queue) < 2:
+        time.sleep(0.001)
+    release.set()
+    for t in [first, *queued]:
+        t.join(10)
+    assert used == [onnx._session, onnx._bulk] and batcher.batches == 2
+    merged = np.vstack([out[t] for t in texts])
     # not bit-equal: the int8 MatMuls quantize their input per call, over the batch's (padded) rows
-    assert float((alone * together).sum(axis=1).min()) >= 0.99
+    assert float((alone * one_request).sum(axis=1).min()) >= 0.99
+    assert float((alone * merged).sum(axis=1).min()) >= 0.99
 
 
 def test_onnx_lanes_run_concurrent_calls_on_their_own_sessions_with_the_same_vectors():
