@@ -116,9 +116,11 @@ class BatchingEmbedder:
                     size += len(job.texts)
                 self._crowded = len(batch) > 1 or bool(self._queue)
                 self.batches += 1
-            # several requests' texts: the embedder's call for merged batches when it has one (ONNX: a session
-            # whose threads sleep between operators, leaving the cores to the requests)
-            embed = getattr(self.inner, "embed_merged", self.inner.embed) if len(batch) > 1 else self.inner.embed
+            # several requests' texts: the embedder's call for merged batches when its class has one (ONNX: a
+            # session whose threads sleep between operators, leaving the cores to the requests); looked up on the
+            # class, so that a wrapper forwarding attributes to an embedder keeps seeing every text in its `embed`
+            merged = len(batch) > 1 and hasattr(type(self.inner), "embed_merged")
+            embed = self.inner.embed_merged if merged else self.inner.embed  # type: ignore[attr-defined]  # checked above
             vectors = embed([t for job in batch for t in job.texts])
             start = 0
             for job in batch:

@@ -86,6 +86,37 @@ def test_exported_graph_has_eager_attention_without_nan_guards():
     assert not [n.name for n in in_layers if n.op_type in ("IsNaN", "Where")]
 
 
+def _two_queued_behind_one(batcher, onnx, monkeypatch, texts: list[str], used: list[object]) -> dict:
+    """While one request holds the model (its run held at a gate), one request per text queues; then all run:
+    the queued ones are embedded together. Each model run's session goes into `used`."""
+    run = type(onnx)._run.__get__(onnx)  # the class's own, not a test's recording stand-in
+    gate, release = threading.Event(), threading.Event()
+
+    def slow_run(session, encodings):
+        used.append(session)
+        if not gate.is_set():
+            gate.set()
+            release.wait(5)
+        return run(session, encodings)
+
+    monkeypatch.setattr(onnx, "_run", slow_run)
+    out: dict[str, np.ndarray] = {}
+    first = threading.Thread(target=lambda: out.update(first=batcher.embed(["a first request"])))
+    first.start()
+    assert gate.wait(5)
+    queued = [threading.Thread(target=lambda t=t: out.update({t: batcher.embed([t])[0]})) for t in texts]
+    for t in queued:
+        t.start()
+    deadline = time.monotonic() + 10
+    while len(batcher._queue) < len(texts):
+        assert time.monotonic() < deadline, "the requests never queued"
+        time.sleep(0.001)
+    release.set()
+    for t in [first, *queued]:
+        t.join(10)
+    return out
+
+
 def test_merged_requests_run_on_the_sleeping_session_and_one_request_on_the_spinning_one(monkeypatch):
     """One request's texts take the session whose threads spin between operators (latency, texts/s); texts of
     several concurrent requests merged by the batcher take the one whose threads sleep, leaving the cores to the
@@ -107,35 +138,39 @@ def test_merged_requests_run_on_the_sleeping_session_and_one_request_on_the_spin
     assert used == [onnx._session] * 3
     used.clear()
 
-    # the batcher: while one request holds the model, two more queue and are embedded together
     batcher = BatchingEmbedder(onnx, max_batch=64, max_wait_s=0.001)
-    gate, release = threading.Event(), threading.Event()
-
-    def slow_run(session, encodings):
-        used.append(session)
-        if not gate.is_set():
-            gate.set()
-            release.wait(5)
-        return run(session, encodings)
-
-    monkeypatch.setattr(onnx, "_run", slow_run)
-    out: dict[str, np.ndarray] = {}
-    first = threading.Thread(target=lambda: out.update(first=batcher.embed(["a first request"])))
-    first.start()
-    assert gate.wait(5)
-    queued = [threading.Thread(target=lambda t=t: out.update({t: batcher.embed([t])[0]})) for t in texts]
-    for t in queued:
-        t.start()
-    while len(batcher._queue) < 2:
-        time.sleep(0.001)
-    release.set()
-    for t in [first, *queued]:
-        t.join(10)
+    out = _two_queued_behind_one(batcher, onnx, monkeypatch, texts, used)
     assert used == [onnx._session, onnx._bulk] and batcher.batches == 2
     merged = np.vstack([out[t] for t in texts])
     # not bit-equal: the int8 MatMuls quantize their input per call, over the batch's (padded) rows
     assert float((alone * one_request).sum(axis=1).min()) >= 0.99
     assert float((alone * merged).sum(axis=1).min()) >= 0.99
+
+
+def test_a_wrapper_forwarding_attributes_sees_merged_batches_in_its_own_embed(monkeypatch):
+    """The batcher looks for `embed_merged` on the embedder's class: a wrapper that forwards attributes to an ONNX
+    embedder (a spy checking what gets embedded) still sees every text, merged ones too, in its own `embed`."""
+    from ems_service.batcher import BatchingEmbedder
+    from ems_service.onnx_embedder import OnnxEmbedder, default_path, sibling
+
+    onnx = OnnxEmbedder(sibling(default_path(), "all-MiniLM-L6-v2.selective-int8.onnx"), threads=2)
+
+    class Spy:
+        def __init__(self, inner) -> None:
+            self.inner, self.seen = inner, []
+
+        def __getattr__(self, name: str):
+            return getattr(self.inner, name)
+
+        def embed(self, texts):
+            self.seen.append(list(texts))
+            return self.inner.embed(texts)
+
+    spy = Spy(onnx)
+    texts = ["book a table for two", "find the cheapest flight to Boston"]
+    used: list[object] = []
+    out = _two_queued_behind_one(BatchingEmbedder(spy, max_batch=64, max_wait_s=0.001), onnx, monkeypatch, texts, used)
+    assert spy.seen == [["a first request"], texts] and set(out) == {"first", *texts}
 
 
 def test_onnx_lanes_run_concurrent_calls_on_their_own_sessions_with_the_same_vectors():
