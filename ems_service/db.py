@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
-import re
 import time
 from pathlib import Path
-from typing import Any
 
-import orjson
 from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError
@@ -20,30 +16,13 @@ from ems_service.errors import NotReady
 logger = logging.getLogger(__name__)
 
 
-_LONG_NUMBER = re.compile(r"\d{19}")  # may be past 64 bits: orjson would read it as a float (2**64 + 1 -> 2**64)
-_LONG_NUMBER_BYTES = re.compile(rb"\d{19}")  # psycopg hands JSON over as bytes
-
-
-def json_loads(text: str | bytes) -> Any:
-    """A JSON column's value: orjson (a search reads five JSON columns a row; a summary read of 20 rows took 15%
-    less), with the standard library's parser for what orjson refuses (NaN, Infinity) or would read otherwise
-    (integers past 64 bits) but `json.dumps`, the columns' writer, may have written. A run of 19 digits inside a
-    string only takes the slower parser."""
-    if (_LONG_NUMBER_BYTES if isinstance(text, bytes) else _LONG_NUMBER).search(text):  # type: ignore[arg-type]  # the pattern matches the type
-        return json.loads(text)
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
 def make_engine(url: str) -> Engine:
     """An engine for `url`; SQLite gets WAL, a busy timeout and its parent folder created."""
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30}, json_deserializer=json_loads)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_conn, _record) -> None:  # noqa: ANN001 - DBAPI connection
@@ -54,7 +33,7 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    engine = create_engine(url, pool_size=10, max_overflow=20, json_deserializer=json_loads)
+    engine = create_engine(url, pool_size=10, max_overflow=20)
     _ping_after_idle(engine)
     return engine
 

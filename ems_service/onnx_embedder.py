@@ -185,7 +185,7 @@ class OnnxEmbedder:
         # threads sleep, leaving the cores to the requests' own work. With one spinning session for both, 16 coach
         # clients got 99 requests/s at 100k episodes; with the sleeping one for merged batches, 104-111. The
         # sleeping session alone cost a lone request 1.5 ms and batches of 32 9% of their texts/s; the cost of
-        # two: the graph held twice, about 80 MB.
+        # two: the graph held twice (about 80 MB more resident).
         self._session = _session(ort, path, threads)
         self._bulk = _session(ort, path, threads, spin=False) if threads > 1 else self._session
         # Concurrent requests: a run alone takes the session above (all its threads: the lowest latency); a run
