@@ -130,11 +130,11 @@ def _probe(work: Path) -> dict:
 def restart(work: Path, *, warm_runs: int = 3) -> dict:
     """From stored vectors (no snapshot), then `warm_runs` times from the snapshot that start wrote: the probe with
     the median ready time is reported, with every run's in run order (one start on this VM varied from 0.5 to 1.0 s)."""
+    if warm_runs < 1 or warm_runs % 2 == 0:
+        raise ValueError("warm_runs must be odd: the median is one of the runs")
     for path in snapshot_files(snapshot_path(work / "data", "default")):
         path.unlink(missing_ok=True)
     cold = _probe(work)
-    if warm_runs < 1 or warm_runs % 2 == 0:
-        raise ValueError("warm_runs must be odd: the median is one of the runs")
     warm = [_probe(work) for _ in range(warm_runs)]
     median = sorted(warm, key=lambda probe: probe["ready_s"])[warm_runs // 2]
     return {"from_stored_vectors": cold,

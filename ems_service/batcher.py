@@ -1,10 +1,12 @@
 """Micro-batching of the embedder across concurrent requests.
 
-One model session serves every route; one text at a time, a fleet's concurrent coach, search and session calls
+One model serves every route; one text at a time, a fleet's concurrent coach, search and session calls
 queue behind each other. Here the texts that arrive while the model is busy are embedded together in its next
 call (a leader/follower hand-off, no thread of its own): a request alone goes straight to the model and pays
 nothing; under load, a leader that just saw other requests waits up to `max_wait_s` for more before it runs.
-Results are the same vectors (each text is embedded independently; only padding groups change), in order.
+Results are each text's own vector, in order (each text is embedded independently; only padding groups change, and
+the int8 graph quantizes each call's input over its rows: a text merged with others agrees with its vector alone
+to within the graph's agreement, not bit for bit).
 
 `lanes`: model calls that may run at once (the embedder's own `lanes`, EMS_EMBEDDER__LANES, 1 by default: on two
 cores two measured no faster, benchmarks/embedder_concurrency.py). A request alone takes one lane; a second request

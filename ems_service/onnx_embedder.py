@@ -182,10 +182,9 @@ class OnnxEmbedder:
         # Two sessions of the graph for the run alone: one request's texts (`embed`: a query, an ingest) take one
         # whose threads spin between operators, waiting for the next (the lowest latency, the most texts/s); the
         # texts of several requests merged under load by ems_service.batcher (`embed_merged`) take one whose
-        # threads sleep, leaving the cores to the requests' own work. With one spinning session for both, 16 coach
-        # clients got 99 requests/s at 100k episodes; with the sleeping one for merged batches, 104-111. The
-        # sleeping session alone cost a lone request 1.5 ms and batches of 32 9% of their texts/s; the cost of
-        # two: the graph held twice (about 80 MB more resident).
+        # threads sleep, leaving the cores to the requests' own work: 16 coach clients 119.3 -> 126.0 requests/s
+        # (`python -m benchmarks.ab_serve --base 2d8888b`). The sleeping session for everything cost a lone request
+        # time and batches texts/s; the cost of two: the graph held twice (about 80 MB more resident).
         self._session = _session(ort, path, threads)
         self._bulk = _session(ort, path, threads, spin=False) if threads > 1 else self._session
         # Concurrent requests: a run alone takes the session above (all its threads: the lowest latency); a run
