@@ -43,6 +43,16 @@ class IvfSearch:
     def _top(self, scores: np.ndarray, positions: np.ndarray, k: int) -> list[Hit]:
         raise NotImplementedError
 
+    def _positions(self, ids: np.ndarray) -> np.ndarray:
+        """The positions of the ids FAISS returned (-1: fewer results than asked for)."""
+        return np.array([self._pos[i] for i in ids.tolist() if i >= 0], dtype=np.int64)
+
+    def _rerank(self, q: np.ndarray, positions: np.ndarray, k: int) -> list[Hit]:
+        """The best k of the candidates at `positions`, scored exactly from the float32 rows."""
+        if positions.size == 0:
+            return []
+        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
+
     def _candidates(self, q: np.ndarray, wanted: int, share: float, sel: faiss.IDSelector | None) -> np.ndarray:
         """Positions of the IVF's `wanted` best for `q`. A filter that keeps a share s of the vectors visits 1/s
         times the lists, so about as many allowed vectors are scanned as in an unfiltered query."""
@@ -55,7 +65,7 @@ class IvfSearch:
         else:
             params = search_params(self.ivf, nprobe, sel, coarse_ef)
         _, ids = self.ivf.search(q, min(len(self), wanted), params=params)  # type: ignore[union-attr]  # approximate mode: ivf is set
-        return np.array([self._pos[i] for i in ids[0].tolist() if i >= 0], dtype=np.int64)
+        return self._positions(ids[0])
 
     def _search_ivf(self, q: np.ndarray, k: int, allowed: np.ndarray | None) -> list[Hit]:
         """IVF candidates (among the `allowed` positions, through an id selector) re-ranked exactly."""
@@ -65,9 +75,7 @@ class IvfSearch:
         positions = self._candidates(q, k * max(1, self.approx.rerank), 1.0 if allowed is None else
                                      max(1, allowed.size) / len(self), sel)
         del keep
-        if positions.size == 0:
-            return []
-        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
+        return self._rerank(q, positions, k)
 
     def _site_plan(self, allowed: np.ndarray) -> SitePlan:
         """What a search among the `allowed` positions (a site's rows) needs of them: the lists holding them, how
@@ -93,10 +101,8 @@ class IvfSearch:
         found_d, found = np.empty((1, wanted), dtype=np.float32), np.empty((1, wanted), dtype=np.int64)
         ivf.search_preassigned_c(1, faiss.swig_ptr(q), wanted, faiss.swig_ptr(lists), faiss.swig_ptr(dist),
                                  faiss.swig_ptr(found_d), faiss.swig_ptr(found), False, params)
-        positions = np.array([self._pos[i] for i in found[0].tolist() if i >= 0], dtype=np.int64)
-        if positions.size == 0:
-            return []
-        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
+        positions = self._positions(found[0])
+        return self._rerank(q, positions, k)
 
     def _banned(self, allowed: np.ndarray) -> np.ndarray:
         mask = self._alive[: self._n].copy()
@@ -115,8 +121,7 @@ class IvfSearch:
             keep &= self._task[positions] != task_code
         if int(keep.sum()) < k:
             return None
-        positions = positions[keep]
-        return self._top(self._vectors.inner_products(q[0], positions), positions, k)
+        return self._rerank(q, positions[keep], k)
 
     def _search_ivf_excluding(self, q: np.ndarray, k: int, task_code: int, share: float) -> list[Hit]:
         """IVF candidates of every row but one task's, through a selector of that task's ids: found by one scan of
@@ -134,6 +139,4 @@ class IvfSearch:
         found = self._candidates(q, k * max(1, self.approx.rerank),
                                  min(share, self.approx.nprobe / (self.approx.nprobe + extra)), sel)
         del sel, banned
-        if found.size == 0:
-            return []
-        return self._top(self._vectors.inner_products(q[0], found), found, k)
+        return self._rerank(q, found, k)
