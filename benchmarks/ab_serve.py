@@ -7,7 +7,9 @@ checkout's migrations: the base must have the same ones), and then, `--rounds` t
 and one of this checkout (each imports its own tree: PYTHONPATH) take turns. Each serves, after 100 coach requests
 from 4 clients to warm it: POST /v1/coach from 1 client (300 requests, p50), POST /v1/search from 1 client (300,
 p50) and POST /v1/coach from 16 clients (800, requests/s). The query cache is off (every query embedded). Medians
-over the rounds, and this checkout's over the base's.
+over the rounds, and this checkout's over the base's. `--base-env NAME=VALUE` (repeatable) sets a variable for the
+base's server only: e.g. `EMS_EMBEDDER__ONNX_PATH` to serve the base with a graph exported by its own code (both
+trees otherwise load the graphs installed in this environment).
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from ems_service.runtime import build_embedder
 MEASURES = ("coach_p50_ms_1", "search_p50_ms_1", "coach_rps_16")
 
 
-def _serve(work: Path, tree: Path, coach: list[dict], search: list[dict]) -> dict:
-    env = {**scale._env(work), "PYTHONPATH": str(tree)}
+def _serve(work: Path, tree: Path, coach: list[dict], search: list[dict], extra: dict[str, str]) -> dict:
+    env = {**scale._env(work), "PYTHONPATH": str(tree), **extra}
     with ServeProcess(env) as server:
         server.wait_ready(600)
         asyncio.run(scale._concurrent(server.url, "/v1/coach", coach, 4, 100))
@@ -44,7 +46,7 @@ def _serve(work: Path, tree: Path, coach: list[dict], search: list[dict]) -> dic
             "errors": coach_1["errors"] + search_1["errors"] + coach_16["errors"]}
 
 
-def run(base: str, rounds: int) -> dict:
+def run(base: str, rounds: int, base_env: dict[str, str] | None = None) -> dict:
     rev = subprocess.run(["git", "rev-parse", "--short", base], cwd=ROOT, check=True, capture_output=True,
                          text=True).stdout.strip()
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=True, capture_output=True,
@@ -61,11 +63,11 @@ def run(base: str, rounds: int) -> dict:
         runs: dict[str, list[dict]] = {"base": [], "this": []}
         for r in range(rounds):
             for name, path in (("base", tree), ("this", ROOT)):
-                runs[name].append(_serve(work, path, coach, search))
+                runs[name].append(_serve(work, path, coach, search, (base_env or {}) if name == "base" else {}))
                 print(f"round {r + 1}/{rounds} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
         medians = {name: {m: round(statistics.median(x[m] for x in rows), 3) for m in MEASURES}
                    for name, rows in runs.items()}
-        return {"base": rev, "this": f"{head}{' + uncommitted changes' if dirty else ''}", "rounds": rounds,
+        return {"base": rev, "base_env": base_env or {}, "this": f"{head}{' + uncommitted changes' if dirty else ''}", "rounds": rounds,
                 "data": "the three dev files ingested (SQLite, FAISS), query cache off", "runs": runs,
                 "median": medians,
                 "this_over_base": {m: round(medians["this"][m] / medians["base"][m], 3) for m in MEASURES}}
@@ -78,9 +80,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="the revision to measure against (e.g. HEAD~1)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--base-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the base's server only (repeatable)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/ab_serve.json"))
     args = parser.parse_args()
-    result = run(args.base, args.rounds)
+    base_env = {}
+    for item in args.base_env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--base-env takes NAME=VALUE, not {item!r}")
+        base_env[name] = value
+    result = run(args.base, args.rounds, base_env)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({"median": result["median"], "this_over_base": result["this_over_base"]}))
 

@@ -37,6 +37,15 @@ FP32, SEL8, INT8 = "all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.selective-int8.onn
 # up-projection (with it in int8 the one-token probe "x" fell to 0.9899; every real text stayed >= 0.996).
 SELECTIVE = ("/query/", "/key/", "attention/output/", "/intermediate/")
 SELECTIVE_KEPT = ("layer.4/intermediate/",)
+# The feed-forward down-projections of these layers are in int8 too, after smoothing (SmoothQuant, Xiao et al.
+# 2023): the GELU outliers sit in a few input channels, so each channel j of the MatMul's input is divided by
+# s_j = max|x_j|^a / max|w_j|^(1-a) and row j of its weight multiplied by it (the product is unchanged; a Mul
+# before the MatMul does the division), which moves the outliers into the weights, quantized per channel. Layers
+# and strength measured like the rest, each layer alone at a = 0.75, then together (agreement texts / dev texts,
+# min cosine with torch): layers 1, 3 and 5 moved it by at most 0.0002, layer 0 by 0.0016, all six together fell
+# to 0.990; a = 0.6 and 0.85 agreed worse than 0.75. The single-text run got about 9% faster (4.4 -> 4.0 ms).
+SMOOTHED = ("layer.1/output/dense/", "layer.3/output/dense/", "layer.5/output/dense/")
+SMOOTHING = 0.75
 BACKENDS = {FP32: "onnx_fp32", SEL8: "onnx_selective_int8", INT8: "onnx_int8"}
 PROBES = [
     "Find Dota 2 game and add all DLC to cart in steam\nsite: steampowered.com\nsteps: search dota 2 steam; click",
@@ -92,12 +101,68 @@ def _quantize(source: Path, target: Path, *, selective: bool) -> None:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     nodes = None
-    if selective:
-        nodes = [n.name for n in onnx.load(str(source)).graph.node if n.op_type == "MatMul"
-                 and any(p in n.name for p in SELECTIVE) and not any(p in n.name for p in SELECTIVE_KEPT)]
     tmp = target.with_suffix(".tmp.onnx")
-    quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True, nodes_to_quantize=nodes)
+    if selective:
+        model = onnx.load(str(source))
+        matmuls = [n for n in model.graph.node if n.op_type == "MatMul"]
+        smoothed = [n for n in matmuls if any(p in n.name for p in SMOOTHED)]
+        nodes = [n.name for n in smoothed] + [n.name for n in matmuls if any(p in n.name for p in SELECTIVE)
+                                              and not any(p in n.name for p in SELECTIVE_KEPT)]
+        smooth(model, smoothed, _input_maxima(model, [n.input[0] for n in smoothed]), SMOOTHING)
+        source = target.with_suffix(".smoothed.tmp.onnx")
+        onnx.save(model, str(source))
+    try:
+        quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         nodes_to_quantize=nodes)
+    finally:
+        if selective:
+            source.unlink(missing_ok=True)
     os.replace(tmp, target)
+
+
+def _input_maxima(graph: Any, tensors: list[str]) -> dict[str, np.ndarray]:
+    """The largest |value| of each channel (last axis) of each of `tensors` over the agreement texts, one text a
+    run (no padding), in `graph` (an onnx ModelProto, left as it is)."""
+    import onnx
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    model = onnx.ModelProto()
+    model.CopyFrom(graph)
+    for name in tensors:
+        model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=256)
+    maxima = {name: np.zeros(0, dtype=np.float32) for name in tensors}
+    for text in agreement_texts():
+        ids = np.array([tokenizer.encode(text).ids], dtype=np.int64)
+        outs = session.run(tensors, {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                     "token_type_ids": np.zeros_like(ids)})
+        for name, out in zip(tensors, outs, strict=True):
+            channel_max = np.abs(out).reshape(-1, out.shape[-1]).max(axis=0)
+            maxima[name] = channel_max if not maxima[name].size else np.maximum(maxima[name], channel_max)
+    return maxima
+
+
+def smooth(model: Any, matmuls: list, maxima: dict[str, np.ndarray], strength: float) -> None:
+    """Smooth each of `matmuls` (onnx NodeProtos of `model`, an onnx ModelProto, whose second input is a weight)
+    in place: its input divided per channel by s, its weight's rows multiplied by s (see SMOOTHED); `maxima` the
+    input's largest |value| per channel, by tensor name."""
+    from onnx import helper, numpy_helper
+
+    weights = {init.name: init for init in model.graph.initializer}
+    for node in matmuls:
+        weight = numpy_helper.to_array(weights[node.input[1]])
+        scale = (np.maximum(maxima[node.input[0]], 1e-5) ** strength
+                 / np.maximum(np.abs(weight).max(axis=1), 1e-5) ** (1 - strength)).astype(np.float32)
+        weights[node.input[1]].CopyFrom(numpy_helper.from_array(weight * scale[:, None], node.input[1]))
+        inverse, divided = f"{node.name}/smooth_inverse", f"{node.name}/smoothed_input"
+        model.graph.initializer.append(numpy_helper.from_array((1 / scale).astype(np.float32), inverse))
+        position = list(model.graph.node).index(node)
+        model.graph.node.insert(position, helper.make_node("Mul", [node.input[0], inverse], [divided],
+                                                           name=f"{node.name}/smooth"))
+        node.input[0] = divided
 
 
 def _export_fp32(model_dir: Path, target: Path) -> None:
@@ -105,8 +170,9 @@ def _export_fp32(model_dir: Path, target: Path) -> None:
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
-    # eager attention, not SDPA: SDPA's export guards fully masked rows with Where/IsNaN ops at every layer (a tenth
-    # of a 128-token run); the eager graph ran 10-15% faster, single text and batch, at the same agreement
+    # eager attention, not SDPA: SDPA's export guards fully masked rows with Where/IsNaN ops at every layer (among
+    # the largest operators in ONNX Runtime's profile of a 128-token run); the eager graph ran faster, single text
+    # and batch, at the same agreement
     model = AutoModel.from_pretrained(model_dir, local_files_only=True, attn_implementation="eager").eval()
 
     class Pooled(torch.nn.Module):
@@ -142,7 +208,7 @@ def export(model_dir: Path, target: Path, *, int8: bool = False, texts: list[str
     metas = [_record_agreement(target, model_dir, sample, reference, graph="fp32")]
     _quantize(target, sibling(target, SEL8), selective=True)
     metas.append(_record_agreement(sibling(target, SEL8), model_dir, sample, reference,
-                                   graph="int8 weights in 23 of 36 MatMuls (SELECTIVE), per-channel, dynamic"))
+                                   graph="int8 weights in 26 of 36 MatMuls (SELECTIVE, SMOOTHED), per-channel, dynamic"))
     if int8:
         metas.append(quantize_int8(target, sibling(target, INT8), model_dir=model_dir, texts=texts,
                                    reference=reference))

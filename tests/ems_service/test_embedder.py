@@ -88,6 +88,57 @@ def test_export_computes_attention_eagerly_without_nan_guards(tmp_path):
     assert not [n.name for n in in_layers if n.op_type in ("IsNaN", "Where")]
 
 
+
+def test_smoothing_leaves_the_fp32_function_and_evens_out_the_input_channels():
+    """Smoothing a MatMul (what the selective graph does to three feed-forward down-projections before their
+    int8) divides its input per channel and multiplies the weight's rows back: the fp32 graph gives the same
+    vectors, and the MatMul's input has its outlier channels flattened (the largest channel maximum over the
+    median one, over the agreement texts)."""
+    import onnx
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+    from ems_service.embeddings import default_model_path
+    from ems_service.onnx_embedder import SMOOTHED, _input_maxima, agreement_texts, default_path, smooth
+
+    model = onnx.load(str(default_path()))
+    targets = [n for n in model.graph.node if n.op_type == "MatMul" and any(p in n.name for p in SMOOTHED)]
+    assert len(targets) == len(SMOOTHED) == 3
+    originals = [n.input[0] for n in targets]
+    maxima = _input_maxima(model, originals)
+    smooth(model, targets, maxima, 0.75)
+    smoothed = [n.input[0] for n in targets]  # the Muls' outputs now
+    after = _input_maxima(model, smoothed)
+    for original, name in zip(originals, smoothed, strict=True):
+        spread_before = maxima[original].max() / np.median(maxima[original])
+        assert spread_before > 4  # GELU's outlier channels (measured 4.3-11 on the three)
+        assert after[name].max() / np.median(after[name]) < spread_before / 1.8  # measured 2.2-2.6x flatter
+
+    plain = ort.InferenceSession(str(default_path()), providers=["CPUExecutionProvider"])
+    evened = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+    for text in agreement_texts()[:8]:
+        ids = np.array([tokenizer.encode(text).ids[:256]], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": np.zeros_like(ids)}
+        assert np.allclose(evened.run(None, feed)[0], plain.run(None, feed)[0], atol=1e-5)
+
+
+def test_the_selective_graph_holds_the_smoothed_down_projections_in_int8():
+    """The graph `make install` exports has int8 weights in the smoothed MatMuls (one Mul before each) and
+    keeps the value projections and the other down-projections in fp32."""
+    import onnx
+
+    from ems_service.onnx_embedder import SEL8, default_path, sibling
+
+    nodes = onnx.load(str(sibling(default_path(), SEL8))).graph.node
+    int8 = {n.name for n in nodes if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")}
+    for layer in range(6):
+        down = f"/inner/encoder/layer.{layer}/output/dense/MatMul"
+        assert any(name.startswith(down) for name in int8) == (layer in (1, 3, 5)), layer
+        assert not any(name.startswith(f"/inner/encoder/layer.{layer}/attention/self/value/") for name in int8)
+    assert sum(n.op_type == "Mul" and n.name.endswith("/smooth") for n in nodes) == 3
+
+
 def _two_queued_behind_one(batcher, onnx, monkeypatch, texts: list[str], used: list[object]) -> dict:
     """While one request holds the model (its run held at a gate), one request per text queues; then all run:
     the queued ones are embedded together. Each model run's session goes into `used`."""
