@@ -3,6 +3,7 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+GRAPH := $(VENV)/share/webcoach/all-MiniLM-L6-v2.selective-int8.onnx
 TORCH := torch==2.13.0
 TORCH_INDEX := https://download.pytorch.org/whl/cpu
 
@@ -23,7 +24,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	HF_HUB_OFFLINE=1 $(BIN)/webcoach embedder export
 	touch $(STAMP)
 
-install: $(STAMP)
+# the ONNX graphs again when the export's code changed (an environment installed before keeps working otherwise)
+$(GRAPH): ems_service/onnx_embedder.py | $(STAMP)
+	HF_HUB_OFFLINE=1 $(BIN)/webcoach embedder export
+
+install: $(STAMP) $(GRAPH)
 
 serve: install
 	HF_HUB_OFFLINE=1 $(BIN)/webcoach serve

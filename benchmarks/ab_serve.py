@@ -67,8 +67,8 @@ def run(base: str, rounds: int, base_env: dict[str, str] | None = None) -> dict:
                 print(f"round {r + 1}/{rounds} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
         medians = {name: {m: round(statistics.median(x[m] for x in rows), 3) for m in MEASURES}
                    for name, rows in runs.items()}
-        return {"base": rev, "base_env": base_env or {}, "this": f"{head}{' + uncommitted changes' if dirty else ''}", "rounds": rounds,
-                "data": "the three dev files ingested (SQLite, FAISS), query cache off", "runs": runs,
+        return {"base": rev, "base_env": base_env or {}, "this": f"{head}{' + uncommitted changes' if dirty else ''}",
+                "rounds": rounds, "data": "the three dev files ingested (SQLite, FAISS), query cache off", "runs": runs,
                 "median": medians,
                 "this_over_base": {m: round(medians["this"][m] / medians["base"][m], 3) for m in MEASURES}}
     finally:

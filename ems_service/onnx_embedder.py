@@ -41,9 +41,10 @@ SELECTIVE_KEPT = ("layer.4/intermediate/",)
 # 2023): the GELU outliers sit in a few input channels, so each channel j of the MatMul's input is divided by
 # s_j = max|x_j|^a / max|w_j|^(1-a) and row j of its weight multiplied by it (the product is unchanged; a Mul
 # before the MatMul does the division), which moves the outliers into the weights, quantized per channel. Layers
-# and strength measured like the rest, each layer alone at a = 0.75, then together (agreement texts / dev texts,
-# min cosine with torch): layers 1, 3 and 5 moved it by at most 0.0002, layer 0 by 0.0016, all six together fell
-# to 0.990; a = 0.6 and 0.85 agreed worse than 0.75. The single-text run got about 9% faster (4.4 -> 4.0 ms).
+# and strength chosen by `python -m benchmarks.smoothing` (min cosine with torch, agreement and dev texts): each
+# layer alone at a = 0.75, layers 1, 3 and 5 cost least (at most 0.0006), layer 0 most (0.0020); all six together
+# fell to 0.990; for 1, 3 and 5, a = 0.6 and 0.85 agreed worse on the agreement texts than 0.75. The single-text
+# run got about 9% faster (4.43 -> 4.02 ms in that run).
 SMOOTHED = ("layer.1/output/dense/", "layer.3/output/dense/", "layer.5/output/dense/")
 SMOOTHING = 0.75
 BACKENDS = {FP32: "onnx_fp32", SEL8: "onnx_selective_int8", INT8: "onnx_int8"}
@@ -96,7 +97,10 @@ def _record_agreement(path: Path, model_dir: Path, texts: list[str], reference: 
     return meta
 
 
-def _quantize(source: Path, target: Path, *, selective: bool) -> None:
+def _quantize(source: Path, target: Path, *, selective: bool, smoothed_layers: tuple[str, ...] = SMOOTHED,
+              strength: float = SMOOTHING) -> None:
+    """int8 weights (per channel, dynamic) in every MatMul, or with `selective` in SELECTIVE's and in
+    `smoothed_layers`' (smoothed at `strength` first)."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -105,10 +109,10 @@ def _quantize(source: Path, target: Path, *, selective: bool) -> None:
     if selective:
         model = onnx.load(str(source))
         matmuls = [n for n in model.graph.node if n.op_type == "MatMul"]
-        smoothed = [n for n in matmuls if any(p in n.name for p in SMOOTHED)]
+        smoothed = [n for n in matmuls if any(p in n.name for p in smoothed_layers)]
         nodes = [n.name for n in smoothed] + [n.name for n in matmuls if any(p in n.name for p in SELECTIVE)
                                               and not any(p in n.name for p in SELECTIVE_KEPT)]
-        smooth(model, smoothed, _input_maxima(model, [n.input[0] for n in smoothed]), SMOOTHING)
+        smooth(model, smoothed, _input_maxima(model, [n.input[0] for n in smoothed]), strength)
         source = target.with_suffix(".smoothed.tmp.onnx")
         onnx.save(model, str(source))
     try:
@@ -127,6 +131,8 @@ def _input_maxima(graph: Any, tensors: list[str]) -> dict[str, np.ndarray]:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
+    if not tensors:
+        return {}
     model = onnx.ModelProto()
     model.CopyFrom(graph)
     for name in tensors:
