@@ -21,11 +21,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 		|| $(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e ".[dev]"
 	$(BIN)/pip install --quiet --no-deps webarena-verified==1.2.3  # its task list only (it pins an older pydantic)
-	HF_HUB_OFFLINE=1 $(BIN)/webcoach embedder export
 	touch $(STAMP)
 
-# the ONNX graphs again when the export's code changed (an environment installed before keeps working otherwise)
-$(GRAPH): ems_service/onnx_embedder.py | $(STAMP)
+# the ONNX graphs, exported after the install and again whenever ems_service/onnx_embedder.py changed (any edit:
+# make cannot tell the export's code from the rest), so that an environment installed before gets the new graphs
+$(GRAPH): ems_service/onnx_embedder.py $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/webcoach embedder export
 
 install: $(STAMP) $(GRAPH)

@@ -81,10 +81,17 @@ def run(*, clients: int, requests: int) -> dict:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive whole number")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=16)
-    parser.add_argument("--requests", type=int, default=800)
+    parser.add_argument("--clients", type=_positive, default=16)
+    parser.add_argument("--requests", type=_positive, default=800)
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/cpu_split.json"))
     args = parser.parse_args()
     result = run(clients=args.clients, requests=args.requests)

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from benchmarks.embedder import _sample, texts
 from ems_service.embeddings import default_model_path
@@ -31,14 +32,24 @@ DEFAULT_TRIALS = ("0.75:", *(f"0.75:{layer}" for layer in range(6)), "0.75:0,1,2
 
 
 def _layers(spec: str) -> tuple[float, tuple[str, ...]]:
-    strength, _, layers = spec.partition(":")
-    return float(strength), tuple(f"layer.{int(n)}/output/dense/" for n in layers.split(",") if n.strip())
+    """(strength, the MatMul name patterns) of a trial `strength:layers`; ValueError saying what is wrong."""
+    strength, colon, layers = spec.partition(":")
+    if not colon:
+        raise ValueError(f"{spec!r}: a trial is strength:layers, e.g. 0.75:1,3,5 (0.75: for none)")
+    try:
+        value, numbers = float(strength), [int(n) for n in layers.split(",") if n.strip()]
+    except ValueError:
+        raise ValueError(f"{spec!r}: the strength is a number and the layers whole numbers") from None
+    if not 0 <= value <= 1 or any(not 0 <= n <= 5 for n in numbers):
+        raise ValueError(f"{spec!r}: the strength lies in [0, 1] and MiniLM's layers are 0-5")
+    return value, tuple(f"layer.{n}/output/dense/" for n in numbers)
 
 
 def trial(spec: str, folder: Path, reference: np.ndarray, sample: list[str], all_texts: list[str], split: int) -> dict:
     strength, layers = _layers(spec)
     graph = folder / f"trial-{len(list(folder.iterdir()))}.onnx"
     _quantize(default_path(), graph, selective=True, smoothed_layers=layers, strength=strength)
+    smoothed = sum(n.op_type == "Mul" and n.name.endswith("/smooth") for n in onnx.load(str(graph)).graph.node)
     embedder = OnnxEmbedder(graph, batch_size=32, check=False)
     cos = (reference * embedder.embed(all_texts)).sum(axis=1)
     for text in sample:
@@ -49,7 +60,7 @@ def trial(spec: str, folder: Path, reference: np.ndarray, sample: list[str], all
         embedder.embed([text])
         times.append(time.perf_counter() - started)
     graph.unlink()
-    return {"trial": spec, "strength": strength, "layers": [p.split("/")[0] for p in layers],
+    return {"trial": spec, "strength": strength, "layers": [p.split("/")[0] for p in layers], "smoothing_muls": smoothed,
             "agreement_min": round(float(cos[:split].min()), 4), "agreement_mean": round(float(cos[:split].mean()), 5),
             "dev_min": round(float(cos[split:].min()), 4), "dev_mean": round(float(cos[split:].mean()), 5),
             "single_p50_ms": round(statistics.median(times) * 1000, 3)}
@@ -74,7 +85,13 @@ def main() -> None:
                         help="strength:layers entries separated by ';' (layers by number, e.g. 0.75:1,3,5)")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/smoothing.json"))
     args = parser.parse_args()
-    result = run([t for t in args.trials.split(";") if t.strip()], log=lambda m: print(m, file=sys.stderr))
+    trials = [t.strip() for t in args.trials.split(";") if t.strip()]
+    for spec in trials:
+        try:
+            _layers(spec)
+        except ValueError as e:
+            parser.error(str(e))
+    result = run(trials, log=lambda m: print(m, file=sys.stderr))
     args.out.write_text(json.dumps(result, indent=2) + "\n")
 
 

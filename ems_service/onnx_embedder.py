@@ -3,7 +3,7 @@
 The packaged sentence-transformers model is exported once (mean pooling and L2 normalization inside the
 graph) with `torch.onnx.export(..., dynamo=False)`; no network. Two graphs are written: the fp32 graph and a
 selectively quantized one (int8 weights only in the MatMuls whose rounding moves the vectors least, see
-SELECTIVE). Each graph's agreement with the torch model (min and mean cosine on the
+SELECTIVE, three of them after smoothing their input, see SMOOTHED). Each graph's agreement with the torch model (min and mean cosine on the
 probes and the texts shipped in `agreement_texts.jsonl`) is stored next to it; the service uses a graph only
 when its minimum cosine is >= 0.99, the faster one first. A fully quantized graph (`--int8`) is opt-in.
 """
@@ -33,8 +33,9 @@ FP32, SEL8, INT8 = "all-MiniLM-L6-v2.onnx", "all-MiniLM-L6-v2.selective-int8.onn
 # Which MatMuls the selective graph keeps in int8: those whose rounding moved the vectors least when each was
 # quantized alone on top of the rest (measured on the dev texts and the shipped agreement texts): the attention
 # query and key projections, the attention output, and the feed-forward up-projections but layer 4's. Left in
-# fp32: the value projections, the feed-forward down-projections (their input has GELU outliers) and layer 4's
-# up-projection (with it in int8 the one-token probe "x" fell to 0.9899; every real text stayed >= 0.996).
+# fp32: the value projections, the feed-forward down-projections but those SMOOTHED below (their input has GELU
+# outliers) and layer 4's up-projection (with it in int8 the one-token probe "x" fell to 0.9899; every real text
+# stayed >= 0.996).
 SELECTIVE = ("/query/", "/key/", "attention/output/", "/intermediate/")
 SELECTIVE_KEPT = ("layer.4/intermediate/",)
 # The feed-forward down-projections of these layers are in int8 too, after smoothing (SmoothQuant, Xiao et al.
@@ -98,9 +99,11 @@ def _record_agreement(path: Path, model_dir: Path, texts: list[str], reference: 
 
 
 def _quantize(source: Path, target: Path, *, selective: bool, smoothed_layers: tuple[str, ...] = SMOOTHED,
-              strength: float = SMOOTHING) -> None:
-    """int8 weights (per channel, dynamic) in every MatMul, or with `selective` in SELECTIVE's and in
-    `smoothed_layers`' (smoothed at `strength` first)."""
+              strength: float = SMOOTHING, model_dir: Path | None = None) -> None:
+    """int8 weights (per channel, dynamic) in every MatMul; with `selective` only in SELECTIVE's but
+    SELECTIVE_KEPT's, and in the MatMuls named by `smoothed_layers` (in place of SMOOTHED; each must name one),
+    whose input is smoothed at `strength` first, calibrated on the agreement texts (tokenized by `model_dir`'s
+    tokenizer). Nothing is left behind at `target` or beside it when a step fails."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -109,24 +112,30 @@ def _quantize(source: Path, target: Path, *, selective: bool, smoothed_layers: t
     if selective:
         model = onnx.load(str(source))
         matmuls = [n for n in model.graph.node if n.op_type == "MatMul"]
+        for pattern in smoothed_layers:
+            if sum(pattern in n.name for n in matmuls) != 1:
+                raise ValueError(f"{pattern!r} names {sum(pattern in n.name for n in matmuls)} MatMuls, not one")
         smoothed = [n for n in matmuls if any(p in n.name for p in smoothed_layers)]
         nodes = [n.name for n in smoothed] + [n.name for n in matmuls if any(p in n.name for p in SELECTIVE)
                                               and not any(p in n.name for p in SELECTIVE_KEPT)]
-        smooth(model, smoothed, _input_maxima(model, [n.input[0] for n in smoothed]), strength)
-        source = target.with_suffix(".smoothed.tmp.onnx")
-        onnx.save(model, str(source))
+        smooth(model, smoothed, _input_maxima(model, [n.input[0] for n in smoothed], model_dir), strength)
+    smoothed_path = target.with_suffix(".smoothed.tmp.onnx")
     try:
+        if selective:
+            onnx.save(model, str(smoothed_path))
+            source = smoothed_path
         quantize_dynamic(str(source), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
                          nodes_to_quantize=nodes)
+        os.replace(tmp, target)
     finally:
-        if selective:
-            source.unlink(missing_ok=True)
-    os.replace(tmp, target)
+        smoothed_path.unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
 
 
-def _input_maxima(graph: Any, tensors: list[str]) -> dict[str, np.ndarray]:
+def _input_maxima(graph: Any, tensors: list[str], model_dir: Path | None = None) -> dict[str, np.ndarray]:
     """The largest |value| of each channel (last axis) of each of `tensors` over the agreement texts, one text a
-    run (no padding), in `graph` (an onnx ModelProto, left as it is)."""
+    run (no padding), in `graph` (an onnx ModelProto, left as it is); `model_dir`: whose tokenizer (default: the
+    packaged model's)."""
     import onnx
     import onnxruntime as ort
     from tokenizers import Tokenizer
@@ -138,7 +147,7 @@ def _input_maxima(graph: Any, tensors: list[str]) -> dict[str, np.ndarray]:
     for name in tensors:
         model.graph.output.append(onnx.helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, None))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    tokenizer = Tokenizer.from_file(str(default_model_path() / "tokenizer.json"))
+    tokenizer = Tokenizer.from_file(str((model_dir or default_model_path()) / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=256)
     maxima = {name: np.zeros(0, dtype=np.float32) for name in tensors}
     for text in agreement_texts():
@@ -212,7 +221,7 @@ def export(model_dir: Path, target: Path, *, int8: bool = False, texts: list[str
     reference = _reference(model_dir, sample)
     _export_fp32(model_dir, target)
     metas = [_record_agreement(target, model_dir, sample, reference, graph="fp32")]
-    _quantize(target, sibling(target, SEL8), selective=True)
+    _quantize(target, sibling(target, SEL8), selective=True, model_dir=model_dir)
     metas.append(_record_agreement(sibling(target, SEL8), model_dir, sample, reference,
                                    graph="int8 weights in 26 of 36 MatMuls (SELECTIVE, SMOOTHED), per-channel, dynamic"))
     if int8:

@@ -123,14 +123,20 @@ def test_smoothing_leaves_the_fp32_function_and_evens_out_the_input_channels():
         assert np.allclose(evened.run(None, feed)[0], plain.run(None, feed)[0], atol=1e-5)
 
 
-def test_the_selective_graph_holds_the_smoothed_down_projections_in_int8():
-    """The graph `make install` exports has int8 weights in the smoothed MatMuls (one Mul before each) and
-    keeps the value projections and the other down-projections in fp32."""
+def test_the_selective_graph_holds_the_smoothed_down_projections_in_int8(tmp_path):
+    """The selective graph, quantized afresh from the fp32 graph as export does, has int8 weights in the smoothed
+    MatMuls (one Mul before each) and keeps the value projections and the other down-projections in fp32; a
+    layer pattern that names no MatMul is an error, and a failed step leaves no file behind."""
     import onnx
 
-    from ems_service.onnx_embedder import SEL8, default_path, sibling
+    from ems_service.onnx_embedder import SEL8, _quantize, default_path
 
-    nodes = onnx.load(str(sibling(default_path(), SEL8))).graph.node
+    _quantize(default_path(), tmp_path / SEL8, selective=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SEL8]  # no temporary file left
+    with pytest.raises(ValueError, match="names 0 MatMuls"):
+        _quantize(default_path(), tmp_path / "other.onnx", selective=True, smoothed_layers=("layer.7/output/dense/",))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [SEL8]
+    nodes = onnx.load(str(tmp_path / SEL8)).graph.node
     int8 = {n.name for n in nodes if n.op_type in ("MatMulInteger", "DynamicQuantizeMatMul")}
     for layer in range(6):
         down = f"/inner/encoder/layer.{layer}/output/dense/MatMul"
