@@ -24,7 +24,7 @@ from condenser.scan import Hints, nocase
 RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class
 
 __all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
-           "redact_text", "redact_trajectory"]
+           "redact_text", "redact_texts", "redact_trajectory"]
 
 # Format characters that render as nothing but split a number or a word for a pattern: soft hyphen, Mongolian
 # vowel separator, zero-width space / (non-)joiner, LRM / RLM, bidi embeddings and isolates, word joiner and
@@ -54,23 +54,32 @@ def _digits(text: str) -> int:
 _HINTS = Hints({**credentials.HINTS, **personal.HINTS})
 
 
-def _scrub(text: str, extra_secrets: set[str] | frozenset[str]) -> str:
+def _scrub_secrets(text: str, extra_secrets: set[str] | frozenset[str]) -> str:
     for secret in sorted(extra_secrets, key=len, reverse=True):
         if secret in text:  # as a whole word: a password "submit" leaves "submitted" alone
             left = r"(?<!\w)" if secret[0].isalnum() or secret[0] == "_" else ""
             right = r"(?!\w)" if secret[-1].isalnum() or secret[-1] == "_" else ""
             text = re.sub(left + re.escape(secret) + right, SECRET, text)
-    hits = _HINTS.find(text)
-    text = credentials.redact_credentials(text, hits)
-    return personal.redact_personal(text, hits, _digits(text))
+    return text
 
 
 def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset()) -> str:
     """`text` with every secret and personal datum replaced (by [SECRET], [EMAIL], [CARD], [IBAN], [ID], [PHONE]);
     `extra_secrets` are literal values to replace too (normalized, as `normalize` leaves them)."""
-    norm = normalize(text)
-    out = _scrub(norm, extra_secrets)
-    return text if out == norm else out
+    return redact_texts([text], extra_secrets)[0]
+
+
+def redact_texts(texts: list[str], extra_secrets: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """`redact_text` of each of `texts`, with the hint words of all of them found in one pass (one release of the
+    GIL for the lot: see `Hints.find_many`)."""
+    norms = [normalize(text) for text in texts]
+    scrubbed = [_scrub_secrets(norm, extra_secrets) for norm in norms] if extra_secrets else norms
+    out = []
+    for text, norm, body, hits in zip(texts, norms, scrubbed, _HINTS.find_many(scrubbed), strict=True):
+        body = credentials.redact_credentials(body, hits)
+        body = personal.redact_personal(body, hits, _digits(body))
+        out.append(text if body == norm else body)
+    return out
 
 
 # -- values typed into password-like fields ---------------------------------------------------------------------
@@ -155,43 +164,50 @@ def redact_task_and_actions(trajectory: Trajectory) -> tuple[str, list[str]]:
     """The task and actions of a run with every secret replaced, as `redact_trajectory` would leave them:
     what a query embeds, without redacting (or copying) observations and thoughts."""
     secrets, masked_actions = _typed_secrets(trajectory)
-    actions = [redact_text(masked_actions.get(i, s.action), secrets) for i, s in enumerate(trajectory.steps)]
-    return redact_text(trajectory.task, secrets), actions
+    task, *actions = redact_texts([trajectory.task, *(masked_actions.get(i, s.action)
+                                                      for i, s in enumerate(trajectory.steps))], secrets)
+    return task, actions
 
 
 def redact_trajectory(trajectory: RunT) -> RunT:
     """A copy of `trajectory` with every secret replaced, in every text field: task, urls, steps, outcome
-    status, task_id, agent, model, domain, tag keys and values."""
+    status, task_id, agent, model, domain, tag keys and values (all redacted in one `redact_texts` call)."""
     secrets, masked_actions = _typed_secrets(trajectory)
+    texts: list[str] = []
 
-    def clean(value: str | None) -> str | None:
-        return None if value is None else redact_text(value, secrets)
+    def put(value: str | None) -> int | None:
+        return None if value is None else put_text(value)
+
+    def put_text(value: str) -> int:
+        texts.append(value)
+        return len(texts) - 1
+
+    step_fields = ("url", "observation", "thought", "action", "error")
+    at_steps = [{name: put(masked_actions.get(i, step.action) if name == "action" else getattr(step, name))
+                 for name in step_fields} for i, step in enumerate(trajectory.steps)]
+    run_fields = ("task", "start_url", "task_id", "agent", "model", "domain")
+    at_run = {name: put(getattr(trajectory, name)) for name in run_fields}
+    at_status = put(trajectory.outcome.status)
+    at_tags = [(put_text(k), put_text(v)) for k, v in trajectory.tags.items()]
+    done = redact_texts(texts, secrets)
+
+    def get(at: int | None) -> str | None:
+        return None if at is None else done[at]
 
     steps = []
-    for i, step in enumerate(trajectory.steps):
-        update = {
-            "url": clean(step.url),
-            "observation": clean(step.observation),
-            "thought": clean(step.thought),
-            "action": redact_text(masked_actions.get(i, step.action), secrets),
-            "error": clean(step.error),
-        }
+    for step, at in zip(trajectory.steps, at_steps, strict=True):
+        update = {name: get(i) for name, i in at.items()}
         # most steps hold no secret: keep the (immutable) step itself rather than copying it
         unchanged = all(value == getattr(step, name) for name, value in update.items())
         steps.append(step if unchanged else step.model_copy(update=update))
     outcome: Outcome = trajectory.outcome
-    if outcome.status is not None and (status := clean(outcome.status)) != outcome.status:
+    if outcome.status is not None and (status := get(at_status)) != outcome.status:
         outcome = outcome.model_copy(update={"status": status})
     return trajectory.model_copy(
         update={
-            "task": redact_text(trajectory.task, secrets),
-            "start_url": clean(trajectory.start_url),
+            **{name: get(i) for name, i in at_run.items()},
             "steps": steps,
             "outcome": outcome,
-            "task_id": clean(trajectory.task_id),
-            "agent": clean(trajectory.agent),
-            "model": clean(trajectory.model),
-            "domain": clean(trajectory.domain),
-            "tags": {redact_text(k, secrets): redact_text(v, secrets) for k, v in trajectory.tags.items()},
+            "tags": {done[k]: done[v] for k, v in at_tags},
         }
     )

@@ -20,7 +20,7 @@ from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Literal
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
@@ -38,6 +38,7 @@ from ems_service.routes import coaching as coaching_routes
 from ems_service.routes import episodes as episode_routes
 from ems_service.routes import memory as memory_routes
 from ems_service.routes import search as search_routes
+from ems_service.routes.responses import ModelJSON
 from ems_service.runtime import Runtime
 from ems_service.schemas import CoachRequest, FinishRequest, SearchRequest, SessionCreate, StepsAppend
 
@@ -98,6 +99,8 @@ def _call(identify: Identify, ctx: Context, arguments: dict[str, Any], use: Use)
         raise ToolError(f"{exc.name}: {exc.detail}") from None
     except ValidationError as exc:
         raise ToolError(f"ValidationFailed: {describe_validation_error(exc)}") from None
+    if isinstance(out, ModelJSON):  # a hot route's response, its model kept
+        out = out.model
     return out.model_dump(mode="json") if isinstance(out, BaseModel) else out
 
 
@@ -128,7 +131,7 @@ def _run_tools(server: MCPServer, call: Call) -> None:
         run = {"task": task, "steps": steps, "start_url": start_url}
         return call(ctx, run, lambda rt, ns, role: coaching_routes.coach(
             CoachRequest(trajectory=PartialRun(task=task, steps=steps, start_url=start_url), k=k),
-            Response(), coaching=rt.coaching, namespace=ns, limits=rt.limits))
+            coaching=rt.coaching, namespace=ns, limits=rt.limits))
 
     @server.tool(structured_output=True)
     def start_session(ctx: Context, task: str, start_url: str | None = None, agent: str | None = None,
@@ -168,7 +171,7 @@ def _run_tools(server: MCPServer, call: Call) -> None:
         fields = {"task": task, "steps": steps, "start_url": start_url, "agent": agent, "model": model,
                   "task_id": task_id, "outcome": {"success": success, "status": status, "label_source": label_source}}
         return call(ctx, fields, lambda rt, ns, role: episode_routes.ingest(
-            Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}), Response(),
+            Trajectory.model_validate({k: v for k, v in fields.items() if v is not None}),
             ingest=rt.ingest, namespace=ns, role=role, limits=rt.limits))
 
 

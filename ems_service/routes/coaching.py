@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter
 
 from coach import Guidance
 from condenser import derive_task_id
@@ -10,6 +10,7 @@ from ems_service.auth import DOWNGRADE_NOTE
 from ems_service.limits import within_limits
 from ems_service.repositories import LiveSession
 from ems_service.routes.deps import Checked, Coaching, Namespace, Role, Sessions
+from ems_service.routes.responses import ModelJSON
 from ems_service.schemas import (
     CoachRequest,
     FinishRequest,
@@ -30,8 +31,7 @@ def _session(record: LiveSession) -> SessionRead:
 
 @router.post("/coach", response_model=Guidance)
 @within_limits
-def coach(body: CoachRequest, response: Response, coaching: Coaching, namespace: Namespace,
-          limits: Checked) -> Guidance:
+def coach(body: CoachRequest, coaching: Coaching, namespace: Namespace, limits: Checked) -> ModelJSON:
     """Guidance for a partial run (silence unless the risk and the evidence warrant it).
 
     The `Server-Timing` header splits the time into embed / search / risk / guidance.
@@ -41,15 +41,14 @@ def coach(body: CoachRequest, response: Response, coaching: Coaching, namespace:
         exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
     guidance, timings = coaching.guide(namespace=namespace, run=body.trajectory, k=body.k,
                                        exclude_task_id=exclude, domain=body.domain)
-    response.headers["Server-Timing"] = timings.header()
-    return guidance
+    return ModelJSON(guidance, headers={"Server-Timing": timings.header()})
 
 
 @router.post("/sessions", status_code=201, response_model=SessionRead)
 @within_limits
-def start_session(body: SessionCreate, sessions: Sessions, namespace: Namespace, limits: Checked) -> SessionRead:
+def start_session(body: SessionCreate, sessions: Sessions, namespace: Namespace, limits: Checked) -> ModelJSON:
     """Start a live run."""
-    return _session(sessions.start(namespace=namespace, run=body))
+    return ModelJSON(_session(sessions.start(namespace=namespace, run=body)), status_code=201)
 
 
 @router.get("/sessions/{session_id}", response_model=SessionRead)
@@ -62,27 +61,28 @@ def get_session(session_id: str, sessions: Sessions, namespace: Namespace, limit
 @router.post("/sessions/{session_id}/steps", response_model=StepsResponse)
 @within_limits
 def append_steps(session_id: str, body: StepsAppend, sessions: Sessions, namespace: Namespace,
-                 limits: Checked) -> StepsResponse:
+                 limits: Checked) -> ModelJSON:
     """Append one or more steps (held to the same limits as a posted run); the guidance is returned inline when
     the coach intervenes."""
     record, guidance = sessions.append(namespace=namespace, session_id=session_id, steps=body.steps)
-    return StepsResponse(session_id=record.id, n_steps=record.n_steps, guidance=guidance if guidance.intervene else None)
+    return ModelJSON(StepsResponse(session_id=record.id, n_steps=record.n_steps,
+                                   guidance=guidance if guidance.intervene else None))
 
 
 @router.get("/sessions/{session_id}/coaching", response_model=Guidance)
 @within_limits
-def coaching(session_id: str, sessions: Sessions, namespace: Namespace, limits: Checked) -> Guidance:
+def coaching(session_id: str, sessions: Sessions, namespace: Namespace, limits: Checked) -> ModelJSON:
     """The coaching for the run so far."""
-    return sessions.coaching(namespace=namespace, session_id=session_id)
+    return ModelJSON(sessions.coaching(namespace=namespace, session_id=session_id))
 
 
 @router.post("/sessions/{session_id}/finish", response_model=FinishResponse)
 @within_limits
 def finish(session_id: str, body: FinishRequest, sessions: Sessions, namespace: Namespace, role: Role,
-           limits: Checked) -> FinishResponse:
+           limits: Checked) -> ModelJSON:
     """Finish the run: it is condensed into an episode (same ingest path, dedup and trust gate), searchable at
     once."""
     record, result = sessions.finish(namespace=namespace, session_id=session_id, outcome=body.outcome, role=role)
-    return FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated,
-                          label_downgraded=result.label_downgraded,
-                          notes=[DOWNGRADE_NOTE] if result.label_downgraded else [])
+    return ModelJSON(FinishResponse(session_id=record.id, episode_id=result.id, deduplicated=result.deduplicated,
+                                    label_downgraded=result.label_downgraded,
+                                    notes=[DOWNGRADE_NOTE] if result.label_downgraded else []))

@@ -12,6 +12,7 @@ from ems_service.errors import LimitExceeded
 from ems_service.limits import within_limits
 from ems_service.repositories import EpisodeFilter
 from ems_service.routes.deps import Checked, Episodes, Ingest, Namespace, Role
+from ems_service.routes.responses import ModelJSON
 from ems_service.schemas import (
     BatchItem,
     BatchRequest,
@@ -30,17 +31,16 @@ router = APIRouter(prefix="/v1", tags=["episodes"])
 @router.post("/episodes", status_code=201, response_model=IngestResponse,
              responses={200: {"model": IngestResponse, "description": "already stored: the existing id (deduplicated)"}})
 @within_limits
-def ingest(body: EpisodeCreate, response: Response, ingest: Ingest, namespace: Namespace, role: Role,
-           limits: Checked) -> IngestResponse:
+def ingest(body: EpisodeCreate, ingest: Ingest, namespace: Namespace, role: Role, limits: Checked) -> ModelJSON:
     """Store one finished trajectory; 201 once its row is committed (200 with deduplicated=true for a repeat).
     A writer key's verified claim is stored as an unverified self-report (`label_downgraded: true`)."""
     result = ingest.ingest(namespace=namespace, trajectories=[body], role=role)[0]
     if result.error:
         raise result.error
-    if result.deduplicated:
-        response.status_code = 200
-    return IngestResponse(id=result.id, deduplicated=result.deduplicated, label_downgraded=result.label_downgraded,
-                          notes=[DOWNGRADE_NOTE] if result.label_downgraded else [])
+    return ModelJSON(IngestResponse(id=result.id, deduplicated=result.deduplicated,
+                                    label_downgraded=result.label_downgraded,
+                                    notes=[DOWNGRADE_NOTE] if result.label_downgraded else []),
+                     status_code=200 if result.deduplicated else 201)
 
 
 @router.post("/episodes:batch", response_model=BatchResponse)

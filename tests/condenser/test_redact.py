@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from condenser import Trajectory, condense, redact_text, redact_trajectory
 from condenser.redact import redact_task_and_actions
@@ -213,3 +215,55 @@ def test_dev_trajectories_change_only_where_a_secret_or_personal_datum_is():
         assert field != "tags", before
         assert any(p in str(after) for p in ("[EMAIL]", "[PHONE]", "[SECRET]", "[CARD]", "[ID]", "[IBAN]")), before
         assert not str(before).startswith(("Click at", "click[", "Scroll", "CLICK [")), before
+
+
+# -- one pass of the hint automaton for many texts -----------------------------------------------------------------
+
+
+def _hints_alone(text):
+    """The hints of one text by the automaton over that text alone: what find_many must give for each text."""
+    from condenser.redact import _HINTS
+
+    folded = text.casefold()
+    if len(folded) != len(text):
+        return None
+    hits = {}
+    for index, start, _ in _HINTS._automaton.find_matches_as_indexes(" " + folded, overlapping=True):
+        hits.setdefault(_HINTS._groups[index], []).append(max(0, start - 1 + _HINTS._shift[index]))
+    return hits
+
+
+MANY = [
+    "", "password=hunter2hunter2", "Straße 5, phone +49 30 1234567", "call me at 555 123 4567", "pin 1234",
+    "mail jane.doe@example.com", "\x00token abcdef123456XYZ\x00", "İstanbul ssn 123-45-6789", "x" * 3000 + " pin",
+    "Bearer abcdef123456XYZ", "nothing here", "pwd: s3cr3t!", "IBAN DE89 3704 0044 0532 0130 00",
+]
+
+
+def test_find_many_finds_what_find_finds_text_by_text():
+    """The joined pass reports each text's hints at that text's own offsets, and a text whose case folding changes
+    its length (ß, İ) gets None, exactly as it does alone."""
+    from condenser.redact import _HINTS
+
+    alone = [_hints_alone(t) for t in MANY]
+    assert _HINTS.find_many(MANY) == alone
+    assert _HINTS.find_many(list(reversed(MANY))) == list(reversed(alone))
+    assert alone[2] is None and alone[7] is None  # ß -> ss, İ -> i̇
+    assert alone[1] and alone[8]  # hints found, at the end of a long text too
+    assert max(max(v) for v in alone[8].values()) > 3000
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from("apswordinPIN =:@.+0123456789 \x00ßé"), max_size=40), max_size=8))
+def test_find_many_matches_single_texts_on_any_input(texts):
+    from condenser.redact import _HINTS
+
+    assert _HINTS.find_many(texts) == [_hints_alone(t) for t in texts]
+
+
+def test_redact_texts_redacts_each_text_as_redact_text_does():
+    from condenser.redact import redact_texts
+
+    secrets = {"hunter2hunter2"}
+    assert redact_texts(MANY, secrets) == [redact_text(t, secrets) for t in MANY]
+    assert "hunter2hunter2" not in "".join(redact_texts(MANY, secrets))
+    assert redact_texts([]) == []

@@ -65,6 +65,24 @@ def test_coach_guidance_shape_and_timing(seeded):
     assert all(set(m) == {"role", "content"} for m in messages)
 
 
+def test_hot_routes_write_their_model_as_json_and_keep_it_in_the_openapi_schema(seeded):
+    """/v1/coach and /v1/search return their model as it stands (ModelJSON: no second validation in the thread
+    pool); the body is still that model's JSON, and the schema still documents it."""
+    from coach import Guidance
+    from ems_service.schemas import SearchResponse
+
+    r = seeded.post("/v1/coach", json={"trajectory": partial(BAD[:4], bad_errors(7))})
+    assert r.headers["content-type"] == "application/json"
+    assert Guidance.model_validate_json(r.content).model_dump(mode="json") == r.json()
+    s = seeded.post("/v1/search", json={"text": TASK, "k": 3})
+    assert s.headers["content-type"] == "application/json" and len(s.json()["results"]) == 3
+    SearchResponse.model_validate_json(s.content)
+    paths = seeded.get("/openapi.json").json()["paths"]
+    for path, model in (("/v1/coach", "Guidance"), ("/v1/search", "SearchResponse")):
+        schema = paths[path]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert schema == {"$ref": f"#/components/schemas/{model}"}
+
+
 def test_coach_is_silent_on_a_healthy_run_and_without_similar_evidence(seeded):
     g = seeded.post("/v1/coach", json={"trajectory": partial(GOOD[:3])}).json()
     assert g["intervene"] is False and g["system_message"] is None and g["evidence"]
