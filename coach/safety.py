@@ -36,7 +36,7 @@ _INSTRUCTION_HINTS = ("ignor", "disregard", "forget", "override", "oubliez", "ve
 def _remove(pattern: re.Pattern[str], text: str) -> str:
     """Replace matches by `[removed]`, matching on a copy with Cyrillic/Greek look-alikes folded to Latin (one
     character for one, so spans line up) while the rest of the text keeps its own script."""
-    folded = text.translate(CONFUSABLES)
+    folded = text if text.isascii() else text.translate(CONFUSABLES)  # the look-alikes are all non-ASCII
     low = folded.lower()
     hints = _ROLE_HINTS if pattern is _ROLE_MARKERS else _INSTRUCTION_HINTS
     if not any(h in low for h in hints):
@@ -52,7 +52,8 @@ def sanitize(text: str | None, limit: int = 300) -> str:
     phrases neutralized, delimiter look-alikes broken, length capped."""
     if not text:
         return ""
-    text = unicodedata.normalize("NFKC", text)
+    if not text.isascii():  # NFKC leaves ASCII as it is
+        text = unicodedata.normalize("NFKC", text)
     text = INVISIBLE.sub("", _CONTROL.sub(" ", text.replace("\n", " ").replace("\t", " ")))
     text = _remove(_ROLE_MARKERS, text)
     text = _remove(_INSTRUCTIONS, text)

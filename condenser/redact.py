@@ -136,9 +136,11 @@ def _typed_password(step: Step) -> tuple[set[str], str] | None:
     if not value.strip() or value.startswith(SECRET):
         return None
     if not _PASSWORD_WORDS.search(target):
+        if len(value.split()) >= 3 or _OTHER_FIELD.search(target):
+            return None
+        # the thought can be long: it is scanned last, for the values that pass the checks above
         observation = step.observation if step.observation and len(step.observation) <= 200 else ""
-        context = normalize(f"{step.thought or ''} {observation}").replace(value, " ")
-        if _OTHER_FIELD.search(target) or not _PASSWORD_WORDS.search(context) or len(value.split()) >= 3:
+        if not _PASSWORD_WORDS.search(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
             return None
     forms = {value}
     try:  # a JSON-escaped literal ("pa\"ss") appears unescaped in the other fields

@@ -59,26 +59,37 @@ class LessonRepository:
 
     def record_learned(self, namespace: str, candidates: list[LessonCandidate], *,
                        promotable: Callable[[Lesson], bool]) -> list[int]:
-        """Record candidates in one transaction (an ingest batch costs one commit); the lesson ids touched."""
-        with self.db.session() as s:
-            return [self._record(s, namespace, c, promotable) for c in candidates]
+        """Record candidates in one transaction (an ingest batch costs one commit); the lesson ids touched.
 
-    def _record(self, s: Session, namespace: str, c: LessonCandidate, promotable: Callable[[Lesson], bool]) -> int:
-        """Insert a lesson, or count a repeat: dedup by (failed_command, error_pattern), else by
-        (category, domain, lesson). A seed with no error pattern matches every error of its command. A repeat that
-        becomes `promotable` is promoted to a best practice."""
+        The rows a candidate could repeat are read in one query for the whole batch (by its commands and its
+        lessons), not two per candidate; a row recorded for one candidate is there for the next."""
+        with self.db.session() as s:
+            known = list(s.scalars(select(LessonRecord).where(
+                LessonRecord.namespace == namespace,
+                or_(LessonRecord.failed_command.in_({c.failed_command for c in candidates}),
+                    and_(LessonRecord.category == "error_recovery", LessonRecord.domain.is_(None),
+                         LessonRecord.lesson.in_({c.lesson for c in candidates}))),
+            ).order_by(LessonRecord.id)))
+            return [self._record(s, namespace, c, promotable, known) for c in candidates]
+
+    @staticmethod
+    def _repeated(c: LessonCandidate, known: list[LessonRecord]) -> LessonRecord | None:
+        """The row `c` repeats: the same command with the same error pattern (or a seed of the command, which has
+        none), a seed first, then the oldest; else a general error recovery with the same words."""
+        same = [r for r in known if r.failed_command == c.failed_command
+                and (r.error_pattern == c.error_pattern or (r.error_pattern is None and r.source == "seed"))]
+        if same:
+            return min(same, key=lambda r: (r.source != "seed", r.id))
+        return next((r for r in known if r.category == "error_recovery" and r.domain is None
+                     and r.lesson == c.lesson), None)
+
+    def _record(self, s: Session, namespace: str, c: LessonCandidate, promotable: Callable[[Lesson], bool],
+                known: list[LessonRecord]) -> int:
+        """Insert a lesson, or count a repeat (`_repeated` among `known`, the batch's rows). A repeat that becomes
+        `promotable` is promoted to a best practice."""
         now = utcnow()
         domain = c.domain
-        existing = s.scalar(
-            select(LessonRecord).where(
-                LessonRecord.namespace == namespace, LessonRecord.failed_command == c.failed_command,
-                or_(LessonRecord.error_pattern == c.error_pattern,
-                    and_(LessonRecord.error_pattern.is_(None), LessonRecord.source == "seed")),
-            ).order_by(LessonRecord.source.desc(), LessonRecord.id).limit(1)
-        ) or s.scalar(
-            select(LessonRecord).where(LessonRecord.namespace == namespace, LessonRecord.category == "error_recovery",
-                                       LessonRecord.domain.is_(None), LessonRecord.lesson == c.lesson).limit(1)
-        )
+        existing = self._repeated(c, known)
         if existing is not None:
             existing.use_count += 1
             existing.last_used = now
@@ -98,6 +109,7 @@ class LessonRepository:
                                generic=c.generic)
             s.add(row)
             s.flush()
+            known.append(row)
             lesson_id = row.id
             events = [("lesson_recorded", {"lesson_id": row.id})]
         for type_, data in events:

@@ -74,6 +74,26 @@ def test_promotion_after_five_uses_on_three_domains_and_not_generic(rt):
     assert any(r.lesson == rows["select_option"].lesson for r in rt.lessons.tier1("default"))
 
 
+def test_one_batch_learns_as_runs_one_by_one_do(rt):
+    """The batch's rows are read once: a lesson recorded for one run is repeated by the next in the same batch, a
+    seed still takes its command's repeats, and promotion happens within the batch."""
+    runs = []
+    for i, dom in enumerate(["a.com", "b.com", "c.com", "d.com", "e.com"]):
+        runs.append(run([{"action": "select_option('#c', 'x')", "error": "Element is not a select element, it is a "
+                                                                          "combobox"},
+                         {"action": "click('the combobox')"}, {"action": "click('the option')"}], domain=dom,
+                        task=f"Pick {i}"))
+        runs.append(run([{"action": "fill('#q', 'kettle', 'blue')", "error": f"fill() got {i + 3} arguments"},
+                         {"action": "click('#q')"}, {"action": "type('blue kettle')"}], domain=dom, task=f"Find {i}"))
+    rt.ingest.ingest(namespace="default", trajectories=runs)
+    learned = [r for r in rt.lessons.list("default") if r.source == "learned"]
+    assert [r.failed_command for r in learned] == ["select_option"], "one row, repeated four times in the batch"
+    assert learned[0].use_count == 5 and learned[0].category == "best_practice"
+    assert learned[0].triggered_domains == ["a.com", "b.com", "c.com", "d.com", "e.com"]
+    seed = next(r for r in rt.lessons.list("default") if r.failed_command == "fill")
+    assert seed.source == "seed" and seed.use_count == 6
+
+
 def test_tier1_and_recall_routes(client, rt):
     tier1 = client.get("/v1/lessons", params={"tier": 1}).json()["lessons"]
     assert len(tier1) <= 10 and [r["source"] for r in tier1[:3]] == ["seed"] * 3
