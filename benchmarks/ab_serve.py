@@ -36,7 +36,7 @@ MIXED = ("mixed_p99_ms_32", "mixed_calls_s_32")
 
 
 def _serve(work: Path, tree: Path, coach: list[dict], search: list[dict], extra: dict[str, str], *,
-           mixed_seconds: float = 0, seed: int = 0) -> dict:
+           mixed_seconds: float = 0, seed: int = 0, tag: str = "") -> dict:
     env = {**scale._env(work), "PYTHONPATH": str(tree), **extra}
     with ServeProcess(env) as server:
         server.wait_ready(600)
@@ -48,7 +48,9 @@ def _serve(work: Path, tree: Path, coach: list[dict], search: list[dict], extra:
                "coach_rps_16": coach_16["throughput_rps"],
                "errors": coach_1["errors"] + search_1["errors"] + coach_16["errors"]}
         if mixed_seconds:
-            mixed = asyncio.run(load._load(server.url, load._records(), 32, mixed_seconds, seed))
+            # the same requests in both turns of a round (`seed`), each turn's runs its own (`tag`): the second turn
+            # would otherwise find the first one's runs stored and skip their embedding (deduplicated)
+            mixed = asyncio.run(load._load(server.url, load._records(), 32, mixed_seconds, seed, tag))
             out |= {"mixed_p99_ms_32": mixed["all"]["p99_ms"], "mixed_calls_s_32": mixed["throughput_rps"]}
             out["errors"] += mixed["total_errors"]
     return out
@@ -75,7 +77,7 @@ def run(base: str, rounds: int, base_env: dict[str, str] | None = None, *, mixed
             # the mixed load ingests runs: the memory grows turn by turn, so the order alternates between rounds
             for name, path in turns if r % 2 == 0 else turns[::-1]:
                 runs[name].append(_serve(work, path, coach, search, (base_env or {}) if name == "base" else {},
-                                         mixed_seconds=mixed_seconds, seed=r))
+                                         mixed_seconds=mixed_seconds, seed=r, tag=f"{name}{r} "))
                 print(f"round {r + 1}/{rounds} {name}: {runs[name][-1]}", file=sys.stderr, flush=True)
         medians = {name: {m: round(statistics.median(x[m] for x in rows), 3) for m in measures}
                    for name, rows in runs.items()}
@@ -99,7 +101,7 @@ def main() -> None:
                         help="also run the 32-client mixed load (benchmarks.load) this long in each turn")
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results/ab_serve.json"))
     args = parser.parse_args()
-    if args.rounds < 1 or args.mixed_seconds < 0:
+    if args.rounds < 1 or not 0 <= args.mixed_seconds < float("inf"):
         parser.error("--rounds must be at least 1 and --mixed-seconds at least 0")
     base_env = {}
     for item in args.base_env:

@@ -81,7 +81,9 @@ async def _client(http: httpx.AsyncClient, records: list[dict], rng: random.Rand
         n += 1
 
 
-async def _load(url: str, records: list[dict], clients: int, seconds: float, seed: int) -> dict:
+async def _load(url: str, records: list[dict], clients: int, seconds: float, seed: int, tag: str = "") -> dict:
+    """The load; `tag` marks the runs it ingests and the sessions it starts (task "... [load <tag>c3 17]"), so that
+    two loads on one store with one seed ingest new runs, never each other's duplicates."""
     samples: dict[str, list[float]] = {r: [] for r, _ in MIX}
     errors = {r: 0 for r, _ in MIX}
     calls: list[float] = []  # every HTTP call
@@ -90,7 +92,7 @@ async def _load(url: str, records: list[dict], clients: int, seconds: float, see
         started = time.perf_counter()
         until = started + seconds
         rng = random.Random(seed)
-        await asyncio.gather(*(_client(http, records, random.Random(rng.random()), until, samples, errors, f"c{i}",
+        await asyncio.gather(*(_client(http, records, random.Random(rng.random()), until, samples, errors, f"{tag}c{i}",
                                        calls)
                                for i in range(clients)))
         wall = time.perf_counter() - started
