@@ -295,8 +295,11 @@ def redact_personal(text: str, hits: Hits | None, digits: int) -> str:
     """`text` with e-mail addresses, IBANs, national ids, card numbers and phone numbers replaced; `hits` from
     `Hints.find` (None: look everywhere), `digits` how many digits `text` holds."""
 
+    found = text
+
     def starts(group: str) -> list[int] | None:
-        return None if hits is None else hits.get(group, [])
+        # `hits` holds offsets into the text as it came: once a replacement moved them, look everywhere
+        return None if hits is None or text != found else hits.get(group, [])
 
     if hits is None or "email" in hits:
         text = _EMAIL_RE.sub(EMAIL, text)

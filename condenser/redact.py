@@ -76,7 +76,9 @@ def redact_texts(texts: list[str], extra_secrets: set[str] | frozenset[str] = fr
     scrubbed = [_scrub_secrets(norm, extra_secrets) for norm in norms] if extra_secrets else norms
     out = []
     for text, norm, body, hits in zip(texts, norms, scrubbed, _HINTS.find_many(scrubbed), strict=True):
-        body = credentials.redact_credentials(body, hits)
+        redacted = credentials.redact_credentials(body, hits)
+        if redacted != body:  # the hints' offsets are of the text before the credentials were replaced
+            body, hits = redacted, _HINTS.find(redacted)
         body = personal.redact_personal(body, hits, _digits(body))
         out.append(text if body == norm else body)
     return out

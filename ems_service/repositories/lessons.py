@@ -61,12 +61,15 @@ class LessonRepository:
                        promotable: Callable[[Lesson], bool]) -> list[int]:
         """Record candidates in one transaction (an ingest batch costs one commit); the lesson ids touched.
 
-        The rows a candidate could repeat are read in one query for the whole batch (by its commands and its
-        lessons), not two per candidate; a row recorded for one candidate is there for the next."""
+        The rows a candidate could repeat are read in one query for the whole batch (by its commands with its error
+        patterns or none, and by its lessons), not two per candidate: the rows of a common command with other
+        errors stay unread. A row recorded for one candidate is there for the next."""
         with self.db.session() as s:
+            patterns = {c.error_pattern for c in candidates if c.error_pattern is not None}
             known = list(s.scalars(select(LessonRecord).where(
                 LessonRecord.namespace == namespace,
-                or_(LessonRecord.failed_command.in_({c.failed_command for c in candidates}),
+                or_(and_(LessonRecord.failed_command.in_({c.failed_command for c in candidates}),
+                         or_(LessonRecord.error_pattern.in_(patterns), LessonRecord.error_pattern.is_(None))),
                     and_(LessonRecord.category == "error_recovery", LessonRecord.domain.is_(None),
                          LessonRecord.lesson.in_({c.lesson for c in candidates}))),
             ).order_by(LessonRecord.id)))
