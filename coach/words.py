@@ -61,7 +61,7 @@ _IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-tes
 _MARKUP = re.compile(r"[<>{}\[\]|`\\#*_=~^$@]|\.{2,}|^[-.'&,/ ]|[-&,/ ]$", re.I)
 _LABEL_OK = re.compile(r"^[\w .,'&/()+%?!-]+$")
 _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
-_IDLIKE = re.compile(r"(?=.*\d)[A-Za-z0-9_-]{6,}|\d{3,}")
+_IDLIKE = re.compile(r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{6,}|\d{3,}")  # fullmatch: a token with a digit in it
 _SPACES = re.compile(r"\s+")
 
 MAX_LABEL_WORDS = 5
@@ -245,8 +245,10 @@ def error_class(text: str | None) -> str | None:
 _VERB_WORDS = {"click": "click", "type": "type", "search": "search for", "select": "select", "navigate": "go to",
                "press": "press", "hover": "hover over", "drag": "drag", "scroll": "scroll", "back": "go back",
                "forward": "go forward", "wait": "wait"}
-_TYPED = re.compile(r"^\s*[A-Za-z_]+\s*(?:\[[^\]]*?,\s*(?P<a>.+?)\]|\(\s*['\"](?P<b>.+?)['\"]|:\s*(?P<c>.+?)\s*\[|"
-                    r"\s+['\"](?P<d>.+?)['\"])", re.S)
+# Linear on any action: the value after the first comma only (a later one never matched where the first did not),
+# a value before "[" that ends in a non-space, the spaces before a quote taken once.
+_TYPED = re.compile(r"^\s*[A-Za-z_]+\s*+(?:\[[^\],]*,\s*(?P<a>.+?)\]|\(\s*['\"](?P<b>.+?)['\"]|:\s*(?P<c>.*?\S)\s*\[|"
+                    r"(?<=\s)['\"](?P<d>.+?)['\"])", re.S)
 _TYPED_KW = re.compile(r"text\s*=\s*['\"](?P<v>[^'\"]+)['\"]")
 _FIELD_HINT = re.compile(r"\[(?:textbox|searchbox|combobox|input|select|listbox)\]\s*(?P<f>[^\[\]]{2,40})$", re.I)
 

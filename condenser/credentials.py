@@ -87,7 +87,10 @@ HINTS = {
 _VALUE = (r"(?P<val>\\?\"(?:[^\"\\]|\\.)*\\?\"|'[^']*'|`[^`]*`"
           r"|(?<=: )(?:[^\s&\"',;<>.:=]+(?:\.[^\s&\"',;<>.:=]+)*[ \t]+){1,5}[^\s&\"',;<>.:=]+(?:\.[^\s&\"',;<>.:=]+)*"
           r"(?=[ \t]*(?:$|\n|[,;]|\.(?:\s|$)))|[^\s\"',;<>]+)")
-_SUFFIX = r"(?:s?(?:[_.\-]?[A-Z0-9][A-Za-z0-9]*|[_.\-][a-z0-9]+)*)(?![a-z])"
+# Atomic, and at most 8 parts of at most 41 characters: the parts could split a run of capitals and digits in exponentially many ways
+# ("passwordsDE8937..." took seconds), and "token.token.token..." ran every name's suffix to the run's end
+# (quadratic). A match always ends the suffix where no part can go on, so trying the longest only loses nothing.
+_SUFFIX = r"(?:s?(?>(?:[_.\-]?[A-Z0-9][A-Za-z0-9]{0,40}|[_.\-][a-z0-9]{1,40}){0,8}))(?![a-z])"
 _NOT_VALUES = frozenset(
     "required incorrect invalid wrong correct not too empty missing expired weak strong case needed mandatory "
     "optional changed reset saved updated shown hidden visible masked being now also the a an at in on for to "

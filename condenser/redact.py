@@ -95,23 +95,58 @@ _OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id
                                  r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
 _TYPING_VERBS = (r"type|fill|input|input_text|send_keys|type_text|enter_text|set_value|fill_form|fill_field"
                  r"|fill_search|press_sequentially|insert_text|write|type_into")
-_CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*$", re.S)
-_LITERAL = re.compile(r"(?:(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
+_CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*$", re.S)  # as _call()
+# A name starts at a word start: tried inside a word, `\w+` ran to the word's end from every position (quadratic on a
+# long word: 20k characters took seconds).
+_LITERAL = re.compile(r"(?:(?<!\w)(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
 _VALUE_ARGS = {"text", "value", "keys", "content", "input", "string", "data", "password", "secret", "query"}
 _FORMS = [
     re.compile(r"(?i)^\s*type\s*\"(?P<val>.*)\"\s*$", re.S),  # Type "x"
-    re.compile(r"(?i)^\s*type:\s*(?P<val>.*?)(?P<tgt>\s*\[[^\]]*\].*)$", re.S),  # TYPE: x [textbox] Password
+    # TYPE: x [textbox] Password. The value holds no "[" and ends in a non-space (as the shortest value always did):
+    # `.*?` tried the target at every place of a run of spaces or brackets, and each try ran to the run's end.
+    re.compile(r"(?i)^\s*type:\s*(?P<val>(?:[^\[]*?\S)??)(?P<tgt>\s*\[[^\]]*\].*)$", re.S),
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s*\[(?P<val>.*)\]\s*$", re.S),  # type[7][x]
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\],]*),\s*(?P<val>.*)\]\s*$", re.S),  # fill[7,x]
-    re.compile(r"(?i)^\s*type\s+(?P<val>(?![\[(]).+?)\s*$", re.S),  # type x
+    # type x. A value of spaces types nothing; its end is a non-space (trailing spaces run to the end once).
+    re.compile(r"(?i)^\s*type(?=\s*+\S)\s+(?P<val>(?![\[(]).*?\S)\s*$", re.S),
 ]
+
+
+def _call(action: str) -> re.Match[str] | None:
+    """`_CALL.search(action)` in linear time: without the closing ")" no call matches, and every typing verb
+    would have been tried to the end of the text."""
+    return _CALL.search(action) if "(" in action and action.rstrip().endswith(")") else None
+
+
+def _literals(text: str, start: int, end: int) -> list[re.Match[str]]:
+    """`_LITERAL.finditer(text, start, end)` in linear time.
+
+    A quote that nothing closes was tried as a literal's start, and each try ran to the end: quadratic on
+    `type(\\"\\"\\"...)`. After the first such quote every later one of its kind is escaped in its reading, so
+    none of them can start a literal or close one that starts before it: they are masked (a character that is no
+    quote, no backslash and no word character, which the pattern otherwise reads as it read the quote), so the
+    offsets stay.
+    """
+    if end - start < 256:
+        return list(_LITERAL.finditer(text, start, end))
+    masked = list(text)
+    for quote in "\"'":
+        closes = [False] * (end + 2)  # closes[i]: a literal of this quote opened just before i would close
+        for i in range(end - 1, start - 1, -1):
+            c = text[i]
+            closes[i] = True if c == quote else (i + 1 < end and closes[i + 2]) if c == "\\" else closes[i + 1]
+        first = next((i for i in range(start, end) if text[i] == quote and not closes[i + 1]), end)
+        for i in range(first + 1, end):
+            if text[i] == quote:
+                masked[i] = "\x00"
+    return list(_LITERAL.finditer("".join(masked), start, end))
 
 
 def _typed_value(action: str) -> tuple[int, int, str] | None:
     """(start, end, target) of the value an action types, or None when it types nothing."""
-    m = _CALL.search(action) if "(" in action else None
+    m = _call(action)
     if m:
-        literals = list(_LITERAL.finditer(action, m.start("args"), m.end("args")))
+        literals = _literals(action, m.start("args"), m.end("args"))
         named = [lit for lit in literals if (lit.group("name") or "").lower() in _VALUE_ARGS]
         unnamed = [lit for lit in literals if not lit.group("name")]
         chosen = named[-1] if named else (unnamed[-1] if unnamed else None)
