@@ -66,3 +66,14 @@ def test_suffix_parts_still_name_secrets():
     assert "hunter2" not in redact_text("client_secret_value_v2=hunter2")
     assert "hunter2" not in redact_text('"passwordConfirmation": "hunter2"')
     assert "hunter2" not in redact_text("DB_PASSWORD_PROD_EU_WEST_1=hunter2")
+
+
+def test_a_number_the_checksum_library_fails_on_is_stored_redacted(client):
+    """Through the API: the run is stored (201, not a 500) and the number is not in what is served back."""
+    run = {"task": "pay the order", "domain": "shop.example.com", "outcome": {"success": True},
+           "steps": [{"action": "TYPE: 411333550011110000 [textbox] Reference", "observation": "ok"}]}
+    r = client.post("/v1/episodes", json=run)
+    assert r.status_code == 201, r.text
+    stored = client.get(f"/v1/episodes/{r.json()['id']}", params={"include_trajectory": "true"})
+    assert stored.status_code == 200 and "411333550011110000" not in stored.text
+    assert "pay the order" in stored.text
