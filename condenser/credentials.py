@@ -7,6 +7,7 @@ Each detector runs only where one of its hint words occurs (`HINTS`, found by `c
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from condenser.scan import WORD_STARTS, Hits, nocase, substitute_at
 
@@ -15,6 +16,7 @@ SECRET = "[SECRET]"
 _PEM = re.compile(
     r"-{4,5}\s?BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?\s?-{4,5}.*?(?:-{4,5}\s?END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?"
     r"\s?-{4,5}|$)|PuTTY-User-Key-File-\d.*?(?:Private-MAC: ?[0-9a-f]+|$)", re.S)
+_PEM_HEAD = re.compile(r"-{4,5}\s?BEGIN|PuTTY-User-Key-File-")  # where a block of _PEM may start
 # ://user:password@host, any scheme (postgres, mongodb+srv, jdbc:mysql, ftp, redis) and any host: one without a
 # dot (localhost, db), an IP, [::1]. Starting at "://", a literal, the engine finds candidates fast.
 _URL_CREDENTIALS = re.compile(r"(://[^\s:/?#@\[\]]*:)([^\s/@]+)(@)")  # "#" and "?" unescaped in passwords too
@@ -157,10 +159,15 @@ def _scheme(m: re.Match[str]) -> str:
     return m.group(0)
 
 
+def _inside_word(text: str, start: int) -> bool:
+    """Whether a name at `start` continues a word (bypass, PASSPORT); a camelCase hump (userPassword) starts one."""
+    prev = text[start - 1] if start else " "
+    return prev.isalnum() and not (text[start].isupper() and (prev.islower() or prev.isdigit()))
+
+
 def _secret_field(m: re.Match[str]) -> str:
-    prev = m.string[m.start() - 1] if m.start() else " "
-    if prev.isalnum() and not (m.group(0)[0].isupper() and (prev.islower() or prev.isdigit())):
-        return m.group(0)  # inside a word (bypass, PASSPORT); a camelCase hump (userPassword) starts one
+    if _inside_word(m.string, m.start()):
+        return m.group(0)
     if m.group("assign") is not None:
         # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret
         weak = m.group("weak") is not None and ":" in m.group("assign") and "=" not in m.group("assign")
@@ -172,22 +179,55 @@ def _secret_field(m: re.Match[str]) -> str:
     return _mask_value(m, strict=True)
 
 
-def redact_credentials(text: str, hits: Hits | None) -> str:
-    """`text` with every credential replaced by [SECRET]; `hits` from `Hints.find` (None: look everywhere)."""
+def _private_keys(text: str, hints: list[int] | None) -> str:
+    """Private key blocks, each begun up to 40 characters before a hint ("PRIVATE KEY", "PuTTY-User-Key") and run to
+    its END line or the end of the text. The block's start is looked for near the hint only: searching from there
+    to the end of the text at every hint was quadratic ("-----private key" repeated)."""
+    if hints is None:
+        return _PEM.sub(SECRET, text)
+    out: list[str] = []
+    last = 0
+    for hint in sorted(set(hints)):
+        if hint < last:
+            continue
+        for head in _PEM_HEAD.finditer(text, max(last, hint - 40), min(len(text), hint + 20)):
+            if head.start() > hint:
+                break
+            m = _PEM.match(text, head.start())
+            if m:
+                out += [text[last:m.start()], SECRET]
+                last = m.end()
+                break
+    return "".join(out) + text[last:] if out else text
+
+
+def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hits | None] | None = None) -> str:
+    """`text` with every credential replaced by [SECRET]; `hits` from `Hints.find` (None: look everywhere), found
+    again with `refind` once a replacement has moved them (without it: everywhere)."""
+    found = text
 
     def starts(group: str) -> list[int] | None:
+        nonlocal found, hits
+        if text != found:  # the offsets are of the text before a replacement
+            found, hits = text, refind(text) if refind is not None else None
         return None if hits is None else hits.get(group, [])
 
-    if hits is None or "pem" in hits:
-        text = substitute_at(text, _PEM, lambda m: SECRET, starts("pem"), back=40, ahead=len(text))
+    def wanted(group: str) -> bool:
+        return starts(group) != []
+
+    if wanted("pem"):
+        text = _private_keys(text, starts("pem"))
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + SECRET + m.group(3), text)
-    if hits is None or "key" in hits:
+    if wanted("key"):
         text = substitute_at(text, _KEY_RE, lambda m: SECRET, starts("key"))
-    if hits is None or "telegram" in hits:
+    if wanted("telegram"):
         text = substitute_at(text, _TELEGRAM, lambda m: SECRET, starts("telegram"), back=11)
-    if hits is None or "scheme" in hits:
+    if wanted("scheme"):
         text = substitute_at(text, _SCHEME, _scheme, starts("scheme"))
-    if hits is None or "field" in hits:
-        text = substitute_at(text, _SECRET_FIELD, _secret_field, starts("field"))
+    if wanted("field"):
+        field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
+        # text of "xpw=\\"" repeated: quadratic)
+        text = substitute_at(text, _SECRET_FIELD, _secret_field,
+                             None if field is None else [i for i in field if not _inside_word(text, i)])
     return text

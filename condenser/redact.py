@@ -19,7 +19,7 @@ from condenser import credentials, personal
 from condenser.credentials import SECRET
 from condenser.models import Outcome, Step, Trajectory
 from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
-from condenser.scan import Hints, nocase
+from condenser.scan import Hints, literal_finder, nocase
 
 RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class
 
@@ -52,15 +52,45 @@ def _digits(text: str) -> int:
 
 
 _HINTS = Hints({**credentials.HINTS, **personal.HINTS})
+_WORD = re.compile(r"\w")
 
 
-def _scrub_secrets(text: str, extra_secrets: set[str] | frozenset[str]) -> str:
-    for secret in sorted(extra_secrets, key=len, reverse=True):
-        if secret in text:  # as a whole word: a password "submit" leaves "submitted" alone
-            left = r"(?<!\w)" if secret[0].isalnum() or secret[0] == "_" else ""
-            right = r"(?!\w)" if secret[-1].isalnum() or secret[-1] == "_" else ""
-            text = re.sub(left + re.escape(secret) + right, SECRET, text)
-    return text
+def _scrub_secrets(texts: list[str], extra_secrets: set[str] | frozenset[str]) -> list[str]:
+    """Every occurrence of a value in `extra_secrets` as a whole word (a password "submit" leaves "submitted"
+    alone) replaced, overlapping ones together.
+
+    One automaton pass a text: a run of many steps that each type a password, with texts that quote them all,
+    took a substitution per value per text (cubic: 200 steps, 6.6 s).
+    """
+    secrets = sorted(s for s in extra_secrets if s)
+    if not secrets:
+        return texts
+    occurrences = literal_finder(secrets)
+    out = []
+    for text in texts:
+        spans: list[tuple[int, int]] = []
+        for i, start, end in occurrences(text):
+            secret = secrets[i]
+            if (secret[0].isalnum() or secret[0] == "_") and start and _WORD.match(text, start - 1):
+                continue
+            if (secret[-1].isalnum() or secret[-1] == "_") and _WORD.match(text, end):
+                continue
+            spans.append((start, end))
+        if not spans:
+            out.append(text)
+            continue
+        spans.sort()
+        parts, last, cover = [], 0, -1
+        for start, end in spans:
+            if start >= cover:  # a new group (occurrences that only touch stay two)
+                if cover >= 0:
+                    parts.append(SECRET)
+                parts.append(text[last:start])
+            cover = max(cover, end)
+            last = cover
+        parts.append(SECRET)
+        out.append("".join(parts) + text[cover:])
+    return out
 
 
 def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset()) -> str:
@@ -73,10 +103,10 @@ def redact_texts(texts: list[str], extra_secrets: set[str] | frozenset[str] = fr
     """`redact_text` of each of `texts`, with the hint words of all of them found in one pass (one release of the
     GIL for the lot: see `Hints.find_many`)."""
     norms = [normalize(text) for text in texts]
-    scrubbed = [_scrub_secrets(norm, extra_secrets) for norm in norms] if extra_secrets else norms
+    scrubbed = _scrub_secrets(norms, extra_secrets) if extra_secrets else norms
     out = []
     for text, norm, body, hits in zip(texts, norms, scrubbed, _HINTS.find_many(scrubbed), strict=True):
-        redacted = credentials.redact_credentials(body, hits)
+        redacted = credentials.redact_credentials(body, hits, _HINTS.find)
         if redacted != body:  # the hints' offsets are of the text before the credentials were replaced
             body, hits = redacted, _HINTS.find(redacted)
         body = personal.redact_personal(body, hits, _digits(body))

@@ -37,8 +37,9 @@ class Hints:
         self._automaton = ahocorasick_rs.AhoCorasick([word for _, word in words])
 
     def find(self, text: str) -> Hits | None:
-        """Start offsets of the hint words, by group; None when case folding changed the text's length (ß -> ss,
-        İ -> i̇): offsets would not line up, so every detector scans the whole text then."""
+        """Start offsets of the hint words, by group (where case folding changes a text's length, ß -> ss, İ -> i̇, the
+        offsets are mapped back: a None, "look everywhere", let one such character turn every hint-bound detector
+        into a scan of the whole text from every place)."""
         return self.find_many([text])[0]
 
     def find_many(self, texts: list[str]) -> list[Hits | None]:
@@ -50,11 +51,14 @@ class Hints:
         parts: list[str] = []
         bases: list[int] = []  # where each searched text's " " starts in the joined haystack
         which: list[int] = []  # its index in `texts`
+        back: dict[int, list[int]] = {}  # a text whose folding changed its length: folded offset -> its offset
         at = 0
         for i, text in enumerate(texts):
             folded = text.casefold()
-            if len(folded) != len(text):
-                continue
+            if len(folded) != len(text):  # ß -> ss, İ -> i̇: fold character by character, keeping where each came from
+                pieces = [c.casefold() for c in text]
+                folded = "".join(pieces)
+                back[len(which)] = [j for j, piece in enumerate(pieces) for _ in piece] + [len(text)]
             out[i] = {}
             parts.append(" " + folded)
             bases.append(at)
@@ -68,8 +72,16 @@ class Hints:
             k = bisect_right(bases, start) - 1
             hits = out[which[k]]
             assert hits is not None  # only searched texts have a base
-            hits.setdefault(groups[index], []).append(max(0, start - bases[k] - 1 + shift[index]))
+            offset = max(0, start - bases[k] - 1 + shift[index])
+            hits.setdefault(groups[index], []).append(back[k][offset] if k in back else offset)
         return out
+
+
+def literal_finder(words: list[str]) -> Callable[[str], list[tuple[int, int, int]]]:
+    """A function giving (index in `words`, start, end) of every occurrence of each word in a text, overlapping
+    ones included, in one pass."""
+    automaton = ahocorasick_rs.AhoCorasick(words, matchkind=ahocorasick_rs.MatchKind.Standard)
+    return lambda text: automaton.find_matches_as_indexes(text, overlapping=True)
 
 
 def substitute_at(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str],

@@ -18,9 +18,11 @@ from ems_service.dataset import dev_data_dir
 
 FAMILIES = ["??", "token.", "tokenA", "passwordsDE89", '\\"', '"', "'", "_-", "1.", "1-", "11", "1 ", "click[,", "1[",
             "[", " ", "\n", ",?", "for is ", "a@", "x@y.", "%40", "(at)", " at ", "DE89", "GB82 ", "+49 ", "4111 ",
-            "é1", "İ", "a=", "key=", "password is ", "type(", "ignore previous ", "://a:", "eyJ"]
+            "é1", "İ", "a=", "key=", "password is ", "type(", "ignore previous ", "://a:", "eyJ", 'xpw=\\"', "xpass=",
+            "-dot-1", "_dot_1", "电话 1234567;"]
 WRAPS = [("", ""), ("type(", ")"), ("fill(text=", ")"), ("type: ", " [textbox] x"), ("type ", ""),
-         ("TYPE: x [", ""), ("password: ", ""), ("type[1][", "]"), ("fill[1,", "]"), ('type "', '"'), ("click: x", "")]
+         ("TYPE: x [", ""), ("password: ", ""), ("type[1][", "]"), ("fill[1,", "]"), ('type "', '"'), ("click: x", ""), ("x-at-a", "-"),
+         ("ß ", "")]
 SITE = "https://shop.example.com/"
 
 
