@@ -282,3 +282,29 @@ def test_a_replacement_never_leaves_later_detectors_stale_offsets(text, secret):
     everywhere (a crash before: IndexError), and what follows the replacement is still found."""
     out = redact_text(text)
     assert secret not in out and "[EMAIL]" in out
+
+
+# -- a credential after another in one text --------------------------------------------------------------------------
+
+_CREDENTIALS = [  # (text, the secret part that must not survive)
+    ("-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhk -----END PRIVATE KEY-----", "MIIEvQIBADANBgkqhk"),
+    ("Authorization: Bearer abcdefghijklmnop1234", "abcdefghijklmnop1234"),
+    ("key sk-proj-Zx81abcdefghijklmnopqrstuv", "Zx81abcdefghijklmnopqrstuv"),
+    ("password=hunter2hunter2", "hunter2hunter2"),
+    ("postgres://app:Sup3rS3cret@db.internal/app", "Sup3rS3cret"),
+    ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+    ('"client_secret": "Q9pL2mX7vR4t"', "Q9pL2mX7vR4t"),
+]
+
+
+@pytest.mark.parametrize("first", range(len(_CREDENTIALS)))
+def test_a_credential_after_another_is_redacted(first):
+    """Each detector looked where the hint words were in the text as it came; once an earlier credential was
+    replaced (a private key, a bearer token), the later ones were looked for at stale offsets and leaked."""
+    for second in range(len(_CREDENTIALS)):
+        if second == first:
+            continue
+        (a, secret_a), (b, secret_b) = _CREDENTIALS[first], _CREDENTIALS[second]
+        for text in (f"{a} then {b}", f"{a}\n{b} and ß"):  # ß: a text whose case folding changes its length
+            out = redact_text(text)
+            assert secret_a not in out and secret_b not in out, (text, out)
