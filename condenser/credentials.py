@@ -179,28 +179,6 @@ def _secret_field(m: re.Match[str]) -> str:
     return _mask_value(m, strict=True)
 
 
-def _private_keys(text: str, hints: list[int] | None) -> str:
-    """Private key blocks, each begun up to 40 characters before a hint ("PRIVATE KEY", "PuTTY-User-Key") and run to
-    its END line or the end of the text. The block's start is looked for near the hint only: searching from there
-    to the end of the text at every hint was quadratic ("-----private key" repeated)."""
-    if hints is None:
-        return _PEM.sub(SECRET, text)
-    out: list[str] = []
-    last = 0
-    for hint in sorted(set(hints)):
-        if hint < last:
-            continue
-        for head in _PEM_HEAD.finditer(text, max(last, hint - 40), min(len(text), hint + 20)):
-            if head.start() > hint:
-                break
-            m = _PEM.match(text, head.start())
-            if m:
-                out += [text[last:m.start()], SECRET]
-                last = m.end()
-                break
-    return "".join(out) + text[last:] if out else text
-
-
 def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hits | None] | None = None) -> str:
     """`text` with every credential replaced by [SECRET]; `hits` from `Hints.find` (None: look everywhere), found
     again with `refind` once a replacement has moved them (without it: everywhere)."""
@@ -216,7 +194,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         return starts(group) != []
 
     if wanted("pem"):
-        text = _private_keys(text, starts("pem"))
+        # a block runs to its END line or the end of the text: its start is looked for near the hint only
+        text = substitute_at(text, _PEM, lambda m: SECRET, starts("pem"), back=40, ahead=len(text), head=_PEM_HEAD)
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + SECRET + m.group(3), text)
     if wanted("key"):

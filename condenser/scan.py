@@ -85,9 +85,13 @@ def literal_finder(words: list[str]) -> Callable[[str], list[tuple[int, int, int
 
 
 def substitute_at(text: str, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str],
-                  starts: list[int] | None, *, back: int = 0, ahead: int = 400) -> str:
+                  starts: list[int] | None, *, back: int = 0, ahead: int = 400,
+                  head: re.Pattern[str] | None = None) -> str:
     """`pattern.sub(replace, text)`, but only for matches that begin at one of `starts`, or up to `back`
-    characters before one (looked for within `ahead` characters after it). `starts` None: everywhere."""
+    characters before one (looked for within `ahead` characters after it). `starts` None: everywhere.
+
+    With `head` (how a match begins), a match is tried only where `head` begins near the start: for a pattern that
+    may run to the end of the text, searching from every start to there was quadratic."""
     if starts is None:
         return pattern.sub(replace, text)
     out: list[str] = []
@@ -95,7 +99,13 @@ def substitute_at(text: str, pattern: re.Pattern[str], replace: Callable[[re.Mat
     for start in sorted(set(starts)):
         if start < last:
             continue
-        if back:
+        if head is not None:
+            begins = (h.start() for h in head.finditer(text, max(last, start - back), min(len(text), start + 40)))
+            m = next((m for b in begins if b <= start and (m := pattern.match(text, b, min(len(text), start + ahead)))),
+                     None)
+            if m is None:
+                continue
+        elif back:
             m = pattern.search(text, max(last, start - back), min(len(text), start + ahead))
             if m is None or m.start() > start:
                 continue
