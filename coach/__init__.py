@@ -17,6 +17,7 @@ from coach.advise import (
 )
 from coach.align import action_similarity, match_point, next_action
 from coach.features import FEATURES, run_features, seed_heuristic, step_failed
+from coach.lessons import lesson_words
 from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel
@@ -42,6 +43,7 @@ __all__ = [
     "error_class",
     "failure_point",
     "label",
+    "lesson_words",
     "run_signals",
     "shows_internals",
     "step_words",

@@ -19,6 +19,7 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
+from coach.steering import steers
 from condenser import action_target, action_verb, domain_of
 from condenser.sites import registrable_domain
 
@@ -108,6 +109,8 @@ def label(text: str | None) -> str | None:
         return None
     if not _LABEL_OK.match(t) or _MARKUP.search(t) or _ODD_LETTERS.search(t) or instruction_like(t):
         return None
+    if steers(_folded(t)):  # a spaced host, a request for a secret, a number to call, the end of the task
+        return None
     if _HOSTLIKE.search(t) or _IDWORDS.search(t):
         return None
     if not any(c.isalpha() for c in t) or (" " not in t and _IDLIKE.fullmatch(t)):
@@ -178,7 +181,8 @@ def _bad_segment(segment: str) -> bool:
     """A path segment that hides a host, an address or an instruction (`evil.com`, `10.0.0.1`, `ignore_rules`)."""
     words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
     return bool(disguised_hosts(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
-                or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words))
+                or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words)
+                or len(segment) <= 64 and steers(_folded(words)))  # a longer segment is never shown
 
 
 def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:

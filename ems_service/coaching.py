@@ -14,8 +14,8 @@ from ems_service.metrics import Metrics
 from ems_service.retrieval import RetrievalService
 from ems_service.risk import RiskModels, to_neighbour
 
-# (namespace, failed command, its error) -> the text of approved lessons for it (tier-2 recall)
-RecallLessons = Callable[[str, str, str | None], list[str]]
+# (namespace, failed command, its error, the run's site) -> the text of approved lessons for it (tier-2 recall)
+RecallLessons = Callable[[str, str, str | None, str | None], list[str]]
 
 
 @dataclass
@@ -80,7 +80,7 @@ class CoachingService:
                                      exclude_task_id=exclude_task_id, domain=domain, timings=timings)
         if lessons is None and self.recall_lessons is not None and run.steps and run.steps[-1].failed:
             last = run.steps[-1]
-            lessons = self.recall_lessons(namespace, last.action, last.error)
+            lessons = self.recall_lessons(namespace, last.action, last.error, run.domain)
         t0 = time.perf_counter()
         model = self.risk.model(namespace)
         features = run_features(run, neighbours, min_similarity=self.settings.min_similarity)

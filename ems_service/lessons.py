@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from datetime import datetime, timedelta
 
-from coach import sanitize
+from coach import lesson_words, sanitize
 from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error, redact_text
 from ems_service.errors import NotFound, ValidationFailed
 from ems_service.metrics import Metrics
@@ -52,6 +53,21 @@ def instruction_markup(text: str | None) -> bool:
     if not text:
         return False
     return sanitize(text, limit=len(text) + 1).count("[removed]") > text.count("[removed]")
+
+
+def said(row: Lesson, domain: str | None) -> Lesson | None:
+    """`row` as an agent may read it: a lesson learned from a run (it has recovery steps) rebuilt from its parts
+    (`coach.lesson_words`: never its error's own words, labels through the whitelist, a navigation only on
+    `domain`), None when it cannot be said; a seed or a hand-added lesson (no recovery steps) as it is: checked when
+    it was added."""
+    if row.source != "learned" or not row.recovery:
+        return row
+    words = lesson_words(row.failed_command, row.error_pattern, row.recovery, domain)
+    return dataclasses.replace(row, lesson=words) if words else None
+
+
+def _said(rows: list[Lesson], domain: str | None) -> list[Lesson]:
+    return [r for r in (said(row, domain) for row in rows) if r is not None]
 
 
 class LessonService:
@@ -117,38 +133,41 @@ class LessonService:
         lessons, and never one with role markup or instruction phrases (a learned lesson's text comes from
         agents' actions). `record=False` (the dashboard looking) leaves no tier1_loaded event."""
         self.ensure_seeds(namespace)
-        rows = self.lessons.general(namespace, limit=TIER1_LIMIT * 5)
+        rows = _said(self.lessons.general(namespace, limit=TIER1_LIMIT * 5), None)
         rows = [r for r in rows if not instruction_markup(r.lesson)][:TIER1_LIMIT]
         if record:
             self.events.record(namespace, "tier1_loaded", {"count": len(rows)})
         return rows
 
-    def recall_error(self, namespace: str, *, command: str, error: str | None, record: bool = True) -> list[Lesson]:
-        """Tier 2 by error: approved lessons for this command whose pattern matches the error (seeds match any).
-        They reach the coach's advice, so a writer's lesson waits for promotion here too."""
+    def recall_error(self, namespace: str, *, command: str, error: str | None, record: bool = True,
+                     domain: str | None = None) -> list[Lesson]:
+        """Tier 2 by error: approved lessons for this command whose pattern matches the error (seeds match any),
+        as an agent on `domain` may read them (`said`). They reach the coach's advice, so a writer's hand-added
+        lesson waits for promotion here too."""
         self.ensure_seeds(namespace)
         cmd = command_of(command)
         pattern = normalize_error(error) if error else None
         rows = self.lessons.approved(namespace, command=cmd)
-        hits = [r for r in rows if r.error_pattern is None or pattern is None or r.error_pattern == pattern
-                or r.error_pattern in pattern or pattern in r.error_pattern][:5]
+        hits = _said([r for r in rows if r.error_pattern is None or pattern is None or r.error_pattern == pattern
+                      or r.error_pattern in pattern or pattern in r.error_pattern], domain)[:5]
         if record:
             self.events.record(namespace, "error_recall", {"command": cmd, "count": len(hits)})
         if self.metrics is not None:
             self.metrics.lesson_recalls.labels("error").inc()
         return hits
 
-    def recall_texts(self, namespace: str, command: str, error: str | None) -> list[str]:
-        """The text of `recall_error`'s lessons (what the coaching service asks for)."""
-        return [r.lesson for r in self.recall_error(namespace, command=command, error=error)]
+    def recall_texts(self, namespace: str, command: str, error: str | None, domain: str | None = None) -> list[str]:
+        """The text of `recall_error`'s lessons for a run on `domain` (what the coaching service asks for)."""
+        return [r.lesson for r in self.recall_error(namespace, command=command, error=error, domain=domain)]
 
     def recall_domain(self, namespace: str, *, domain: str) -> list[Lesson]:
         """Tier 2 by site: approved lessons of that domain or a parent domain (amazon.com matches www.amazon.com)."""
         self.ensure_seeds(namespace)
         dom = domain_of(domain) or domain.lower().strip()
         rows = self.lessons.approved(namespace)
-        hits = [r for r in rows if _matches_domain(r.domain, dom)
-                or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))][:10]
+        hits = _said([r for r in rows if _matches_domain(r.domain, dom)
+                      or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))],
+                     dom)[:10]
         self.events.record(namespace, "domain_recall", {"domain": dom, "count": len(hits)})
         if self.metrics is not None:
             self.metrics.lesson_recalls.labels("domain").inc()

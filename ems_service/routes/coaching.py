@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from coach import Guidance
 from condenser import derive_task_id
+from condenser.redact import redact_task_and_actions
 from ems_service.auth import DOWNGRADE_NOTE
 from ems_service.limits import within_limits
 from ems_service.repositories import LiveSession
@@ -38,7 +39,9 @@ def coach(body: CoachRequest, coaching: Coaching, namespace: Namespace, limits: 
     """
     exclude = body.exclude_task_id
     if body.exclude_own_task and exclude is None:
-        exclude = body.trajectory.task_id or derive_task_id(body.trajectory.task)
+        # derived from the task as it is stored (redacted, as at ingest): an e-mail or a phone number in the task
+        # would give the raw text another id, and the run's own episodes would come back as evidence
+        exclude = body.trajectory.task_id or derive_task_id(redact_task_and_actions(body.trajectory)[0])
     guidance, timings = coaching.guide(namespace=namespace, run=body.trajectory, k=body.k,
                                        exclude_task_id=exclude, domain=body.domain)
     return ModelJSON(guidance, headers={"Server-Timing": timings.header()})

@@ -55,3 +55,15 @@ def test_cli_ingest_of_canonical_lines_derives_task_ids(tmp_path, monkeypatch):
 
     with create_engine(f"sqlite:///{tmp_path}/ems.db").connect() as conn:
         assert conn.execute(text("SELECT task_id FROM episodes")).scalar() == derive_task_id(line["task"])
+
+
+def test_exclude_own_task_finds_the_task_when_it_holds_personal_data(client):
+    """The stored task is redacted before its id is derived; the query's own task must be too, or a task with an
+    e-mail or a phone number in it gets its own runs back as evidence (43 of the 1,705 dev runs did)."""
+    task = "Email the receipt to alice.wonder@example.com and call +1 415 555 0199 about order 7"
+    own = client.post("/v1/episodes", json=run(task, "click('Find')")).json()["id"]
+    other = client.post("/v1/episodes", json=run("Email the receipt to my office", "click('Find')")).json()["id"]
+    q = {"trajectory": {"task": task, "start_url": SITE, "steps": [{"action": "click('Find')", "url": SITE}]}, "k": 10}
+    assert own in {e["episode_id"] for e in client.post("/v1/coach", json=q).json()["evidence"]}
+    left = {e["episode_id"] for e in client.post("/v1/coach", json=q | {"exclude_own_task": True}).json()["evidence"]}
+    assert own not in left and other in left
