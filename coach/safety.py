@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from coach.words import CONFUSABLES, INVISIBLE
+from coach.words import INVISIBLE
+from condenser.lookalikes import CONFUSABLES
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 _ROLE_MARKERS = re.compile(

@@ -21,14 +21,11 @@ from urllib.parse import urlsplit
 
 from coach.steering import steers
 from condenser import action_target, action_verb, domain_of
+from condenser.lookalikes import CONFUSABLES
 from condenser.sites import registrable_domain
 
 INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
-# Latin look-alikes (Cyrillic, Greek, Armenian, small capitals, IPA, Cherokee): folded before the checks only.
-CONFUSABLES = str.maketrans(
-    "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
-    "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
 # Scripts whose letters only appear in a label to imitate Latin ones (IPA, modifier letters, Cherokee, Lisu).
 _ODD_LETTERS = re.compile(r"[\u0250-\u02ff\u1d00-\u1dbf\u13a0-\u13ff\uab70-\uabbf\ua4d0-\ua4ff\ua720-\ua7ff"
                           r"\u2100-\u214f\u1e00-\u1eff\U0001d400-\U0001d7ff]")

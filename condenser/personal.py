@@ -252,7 +252,7 @@ def _named_id(m: re.Match[str]) -> str:
 
 
 # A run of digit groups with single separators; one inside a longer token (a UUID, a hex hash) is left alone
-_DIGIT_RUN = re.compile(r"\d+(?:[ \-._]{1,2}\d+)*")
+_DIGIT_RUN = re.compile(r"\d+(?:[ \-._/|*]{1,3}\d+)*")  # 4111/1111/1111/1111, 4111 | 1111 | ...
 _ISSUER = re.compile(r"(?:4|5|2[2-7]|3[045-9]|6)")
 
 

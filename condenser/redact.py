@@ -17,6 +17,7 @@ from typing import TypeVar
 
 from condenser import credentials, personal
 from condenser.credentials import SECRET
+from condenser.lookalikes import PUNCTUATION, ascii_digits, fold_mixed_words
 from condenser.models import Outcome, Step, Trajectory
 from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
 from condenser.scan import Hints, literal_finder, nocase
@@ -35,10 +36,13 @@ _INVISIBLE = dict.fromkeys(
 
 
 def normalize(text: str) -> str:
-    """NFKC without invisible format characters (full-width digits -> ASCII, NBSP -> space, ＠ -> @)."""
+    """NFKC without invisible format characters (full-width digits -> ASCII, NBSP -> space, ＠ -> @), then what NFKC
+    leaves: dashes, full stops and colons of other forms as ASCII, digits of other scripts as ASCII digits, words
+    that mix Latin with Greek or Cyrillic look-alikes folded to Latin (`condenser.lookalikes`)."""
     if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", text.translate(_INVISIBLE))
+    text = unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).translate(PUNCTUATION)
+    return fold_mixed_words(ascii_digits(text)) if not text.isascii() else text
 
 
 _DIGIT_RUNS = re.compile(r"\d+")

@@ -39,6 +39,8 @@ from collections.abc import Mapping
 
 from starlette.responses import JSONResponse
 
+from condenser import redact_text
+
 
 class EMSError(Exception):
     """Base of every error the service reports to a caller."""
@@ -164,6 +166,7 @@ class HTTPError(EMSError):
 
 def error_response(error: EMSError, request_id: str, *, headers: Mapping[str, str] | None = None) -> JSONResponse:
     """The one writer of the error body: `{error, detail, request_id}` with the error's status (the app's
-    exception handlers and the middleware's refusals both answer with it)."""
-    return JSONResponse({"error": error.name, "detail": error.detail, "request_id": request_id},
+    exception handlers and the middleware's refusals both answer with it). The detail is redacted like a stored
+    text: it may quote what the caller sent (a tag's name, a session id), and a secret never goes back out."""
+    return JSONResponse({"error": error.name, "detail": redact_text(error.detail), "request_id": request_id},
                         status_code=error.status_code, headers=headers)

@@ -308,3 +308,25 @@ def test_a_credential_after_another_is_redacted(first):
         for text in (f"{a} then {b}", f"{a}\n{b} and ß"):  # ß: a text whose case folding changes its length
             out = redact_text(text)
             assert secret_a not in out and secret_b not in out, (text, out)
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("call 415\u2013555\u20130199 now", "415"), ("phone +1 (415) 555\u20100177", "0177"),  # en dash, hyphen U+2010
+    ("phone 415\u2011555\u22120199", "0199"),  # non-breaking hyphen, minus sign
+    ("card 4111\u20131111\u20131111\u20131111", "4111"), ("card 5555/5555/5555/4444", "5555"),
+    ("card 4111 | 1111 | 1111 | 1111", "4111"), ("card 4111*1111*1111*1111", "4111"),
+    ("card \u0664\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661\u0661", "\u0664\u0661"),
+    ("P\u0430ssword: Tr0ub4dorCyr", "Tr0ub4dor"), ("\u03a1ASSWORD: Tr0ub4dorGr", "Tr0ub4dor"),  # Cyrillic a, Greek P
+    ("pass word: SpacedNamePw9", "SpacedName"), ("pass-word: Hyph3nPw!", "Hyph3n"), ("p@ssword: AtPw9x!", "AtPw9x"),
+    ("password\u2236 RatioPw9", "RatioPw9"), ("password \u2192 ArrowPw9x", "ArrowPw9x"),
+    ("write to alice@victim\u3002com", "alice"),
+])
+def test_look_alike_forms_of_secrets_are_redacted(text, secret):
+    """What NFKC leaves: dashes, full stops, colons and arrows of other forms, digits of other scripts, secret names
+    with look-alike letters or split words (condenser.lookalikes)."""
+    assert secret not in redact_text(text)
+
+
+def test_text_in_one_script_is_left_as_it_came():
+    assert redact_text("Москва — 2024, Ubuntu 24.04, 22.04, 20.04, 18.04") == "Москва — 2024, Ubuntu 24.04, 22.04, 20.04, 18.04"
+    assert redact_text("Купить пароль: Secr3t!") == "Купить пароль: [SECRET]"

@@ -100,3 +100,14 @@ def test_hostile_looking_text_is_stored_verbatim_as_data(client, text):
     listed = client.get("/v1/episodes", params={"domain": text}).json()
     assert listed["items"] == []  # as a filter it is a literal: no match, no error
     assert client.get("/v1/stats").json()["episodes"] == 1  # the table is still there
+
+
+def test_an_error_never_quotes_a_secret_back(client):
+    """An error's detail may quote what was sent (a tag's name, a session id): it is redacted like a stored text."""
+    run = {"task": "Buy a kettle", "start_url": "https://shop.example.com/", "steps": [{"action": "click('Buy')"}],
+           "tags": {"password=Tr0ub4dorXyz!" + "x" * 300: "v"}}
+    r = client.post("/v1/episodes", json=run)
+    assert r.status_code == 413 and "tags key" in r.json()["detail"]
+    assert "Tr0ub4dor" not in r.text
+    r = client.get("/v1/sessions/password=Tr0ub4dorXyz!/coaching")
+    assert r.status_code == 404 and "Tr0ub4dor" not in r.text

@@ -1,0 +1,49 @@
+"""Characters that imitate others: Latin look-alikes of other scripts, dashes, dots, colons, digits of other scripts.
+
+One home for the table the coach folds labels with (`coach.words`) and the redactor folds text with before it looks
+for secrets (`condenser.redact.normalize`): "Pаssword" with a Cyrillic а, "415–555–0199" with en dashes,
+"alice@victim。com", "password∶ x" with a ratio sign, a card number in Arabic-Indic digits.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Latin look-alikes (Cyrillic, Greek, Armenian, small capitals, IPA, Cherokee).
+CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
+    "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
+# Punctuation that NFKC leaves alone but that reads as its ASCII twin: hyphens, dashes and minus signs, full stops,
+# colons, arrows.
+PUNCTUATION = str.maketrans({
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d\u2e3a\u2e3b", "-"),
+    **dict.fromkeys("\u3002\uff61\ufe52\u2024\u0701\u0702\u06d4\u0964", "."),
+    **dict.fromkeys("\u2236\ua789\u02d0\u02f8\u0589\u05c3\u1361\ufe13\ufe55\uff1a", ":"),
+    "\u2192": "->", "\u21d2": "=>", "\u27f6": "->", "\u2794": "->", "\u279c": "->",
+})
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script (Arabic-Indic, Devanagari, ...)
+_MIXED = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
+_WORD = re.compile(r"\w")
+
+
+def ascii_digits(text: str) -> str:
+    """Decimal digits of every script as ASCII digits (٤١١١ -> 4111)."""
+    return _OTHER_DIGIT.sub(lambda m: str(unicodedata.digit(m.group(0))), text)
+
+
+def fold_mixed_words(text: str) -> str:
+    """Words that mix Latin letters with Greek or Cyrillic ones ("Pаssword", "ΡASSWORD") folded to Latin; a word
+    in one script is left alone (a Russian word stays Russian). Linear: each word is folded once."""
+    out, last = [], 0
+    for m in _MIXED.finditer(text):
+        if m.start() < last:  # inside a word already folded
+            continue
+        start, end = m.start(), m.end()
+        while start > last and _WORD.match(text, start - 1):
+            start -= 1
+        while end < len(text) and _WORD.match(text, end):
+            end += 1
+        out += [text[last:start], text[start:end].translate(CONFUSABLES)]
+        last = end
+    return "".join(out) + text[last:] if out else text
