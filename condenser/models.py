@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -63,6 +64,21 @@ class ActionCall(BaseModel):
     model_config = _STRICT
     name: str = Field(min_length=1)
     args: list[Any] | dict[str, Any] = Field(default_factory=list)
+
+    @field_validator("args")
+    @classmethod
+    def _finite(cls, args: list[Any] | dict[str, Any]) -> list[Any] | dict[str, Any]:
+        """Numbers are finite: JSON has no NaN or Infinity (1e400 parses to Infinity; it would be stored as such)."""
+        stack: list[Any] = [args]
+        while stack:  # iterative: deep arguments cannot exhaust the stack
+            value = stack.pop()
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError("action arguments must be finite numbers (not NaN or Infinity)")
+            if isinstance(value, dict):
+                stack.extend(value.values())
+            elif isinstance(value, list):
+                stack.extend(value)
+        return args
 
     def render(self) -> str:
         if isinstance(self.args, dict):

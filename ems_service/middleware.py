@@ -21,6 +21,7 @@ from ems_service.errors import (
     EMSError,
     Forbidden,
     LimitExceeded,
+    MalformedJSON,
     TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
@@ -39,6 +40,13 @@ _SUSPECT = re.compile(
     rb"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
+
+
+def _not_utf8(body: bytes) -> bool:
+    """A body that Python's json would read anyway, though it is not the UTF-8 JSON the API takes: a byte-order mark
+    (UTF-8, UTF-16, UTF-32), or a NUL among its first four bytes (UTF-16 or UTF-32 without one; JSON text never
+    holds a raw NUL)."""
+    return body.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) or b"\x00" in body[:4]
 
 
 def _text_problem(value: str) -> str | None:
@@ -116,6 +124,10 @@ class RequestContext:
                 body, more = await self._read_body(receive)  # what arrives (a chunked body declares nothing)
             except LimitExceeded as exc:
                 await refuse(exc)
+                return
+            if _not_utf8(body):
+                await refuse(MalformedJSON("request body is UTF-16 or UTF-32, or starts with a byte-order mark: "
+                                           "send UTF-8 JSON without a BOM"))
                 return
             if body and scope.get("path") != "/mcp" and _SUSPECT.search(body) is not None:  # MCP: a tool error
                 try:
