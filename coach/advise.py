@@ -15,7 +15,7 @@ from coach.features import run_features
 from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
-from coach.runstate import Signal, run_signals
+from coach.runstate import Signal, dead_end, run_signals
 from coach.safety import sanitize
 from coach.words import (
     carries_ids,
@@ -74,7 +74,10 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
 
 def render_system_message(guidance: Guidance) -> SystemMessage:
     """The system message: the coach's own words only (no scores, no quoted text from other runs)."""
-    lines = ["Coaching for this run (from what it shows and from earlier runs on this site):", guidance.advice]
+    own, memory = guidance._heard
+    source = ("from what it shows and from earlier runs on this site" if own and memory
+              else "from what it shows" if own else "from earlier runs on this site")
+    lines = [f"Coaching for this run ({source}):", guidance.advice]
     if guidance.suggested_action:
         lines.append(f"Try next: {guidance.suggested_action}.")
     if guidance.error_to_avoid:
@@ -90,7 +93,8 @@ def advice_key(guidance: Guidance) -> str:
 
 
 def _plan_sentence(plan: Plan, domain: str | None) -> str:
-    who = "a successful run of the same task" if plan.same_template else "a similar successful run"
+    who = ("a successful run of the same task" if plan.same_task else "a successful run of a task like yours"
+           if plan.same_template else "a similar successful run")
     steps = plan.steps
     body = steps[0] if len(steps) == 1 else ", then ".join(steps)
     return f"On {site(domain) or 'this site'}, {who} went on to: {body}."
@@ -144,6 +148,8 @@ def advise(
         enough_evidence and memory_words and (
             risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))
 
+    if plan is not None and dead_end(run, signals):
+        plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
     parts = [s.message for s in signals[:2]]
     if plan is not None:
         parts.append(_plan_sentence(plan, run.domain))
@@ -152,10 +158,13 @@ def advise(
     lesson = _usable_lesson(lessons or [], run)
     if lesson:
         parts.append(f"A lesson for this error: {lesson}")
+    heard = (bool(signals), len(parts) > len(signals[:2]))
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
     error = None
     top = signals[0] if signals else None
-    if top is not None and top.kind == "repeat":
+    if top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
+        error = "planning actions on elements that the page does not show"
+    elif top is not None and top.kind == "repeat":
         what = f"{top.facts.get('action')} '{top.facts['target']}'" if top.facts.get("target") else "the same action"
         error = f"repeating {what}" + (f", which led to {top.facts['error']}" if top.facts.get("error") else
                                        " without a change on the page")
@@ -183,6 +192,7 @@ def advise(
         signals=[s.kind for s in signals],
         plan=plan.steps if plan else [],
     )
+    guidance._heard = heard if any(heard) else (True, True)
     guidance._suggested_norm = plan.norms[0] if plan else None
     if speak and recent_advice:
         key = advice_key(guidance)

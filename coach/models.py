@@ -73,10 +73,11 @@ class Guidance(BaseModel):
     system_message: SystemMessage | None
     reasons: list[Reason] = Field(default_factory=list, description="features behind the risk (developers only)")
     signals: list[str] = Field(default_factory=list, description="what the run itself shows: repeat, stall, errors, "
-                               "struggle, wall:consent|login|captcha|not_found|empty_results")
+                               "struggle, wall:consent|login|captcha|not_found|blocked|empty_results")
     plan: list[str] = Field(default_factory=list, description="next steps of a success on the same site, in words")
     _suggested_norm: str | None = PrivateAttr(default=None)
     _source: str = PrivateAttr(default="template")
+    _heard: tuple[bool, bool] = PrivateAttr(default=(True, True))  # (the run itself, earlier runs) said something
 
     @property
     def suggested_norm(self) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
 from coach.words import error_class, site, step_words
-from condenser import SAME_TEMPLATE, registrable_domain, template_similarity
+from condenser import SAME_TEMPLATE, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
 MIN_MATCH = 0.45
@@ -27,6 +27,7 @@ class Plan:
     norms: list[str]
     episode_id: int
     same_template: bool
+    same_task: bool = False  # the very task, not only its template
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             if len(steps) >= MAX_PLAN_STEPS:
                 break
         if steps:
-            return Plan(steps, norms, n.id, template)
+            return Plan(steps, norms, n.id, template, template and same_task(run, n.task))
     return None
 
 
@@ -96,6 +97,22 @@ _CATEGORY_WORDS = {
 }
 
 
+_SEARCHED_OUT = ("ran out of steps: when a search does not find it, change the words once, then use the site's "
+                 "filters, categories or menu instead of searching again")
+
+
+def same_task(run: PartialRun, other_task: str) -> bool:
+    """The other run had this very task (its text as the run's, up to case, spacing and final punctuation); runs
+    of the same template with other parameters are "a task like yours"."""
+    return normalize_task(run.task) == normalize_task(other_task)
+
+
+def _who(run: PartialRun, n: Neighbour, template: bool) -> str:
+    if not template:
+        return "a similar run"
+    return "a run of the same task" if same_task(run, n.task) else "a run of a task like yours"
+
+
 def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarity: float) -> FailurePoint | None:
     """The step at which the closest failed run on the run's site went wrong (or how it ended), in words."""
     own = [n for n in on_site(neighbours, run.domain) if n.success is False]
@@ -105,7 +122,7 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
     for template, _, n in _ranked(run, own):
         if n.similarity < min_similarity and not template:
             continue
-        who = "a run of the same task" if template else "a similar run"
+        who = _who(run, n, template)
         brief = n.steps_brief or []
         start = max(0, match_point(run, brief)[0]) if brief and run.steps else 0
         for step in brief[start:]:
@@ -122,9 +139,10 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
-                budget = f" You have taken {len(run.steps)} steps so far." if category == "step_limit" else ""
-                return FailurePoint(f"On {name}, {who}{where} {_CATEGORY_WORDS[category]}.{budget}", n.id, template,
-                                    specific=bool(where))
+                words = _CATEGORY_WORDS[category]
+                if category == "step_limit" and stuck and stuck.startswith(("search", "type", "fill")):
+                    words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
+                return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
     return None
 
 

@@ -11,7 +11,18 @@ import re
 from dataclasses import dataclass, field
 
 from coach.models import PartialRun
-from coach.words import TAG_NAMES, action_label, clean, error_class, label, page, site, task_label, typed_value
+from coach.words import (
+    TAG_NAMES,
+    action_label,
+    clean,
+    error_class,
+    label,
+    page,
+    same_site,
+    site,
+    task_label,
+    typed_value,
+)
 from condenser import Step, action_target, action_verb, describe_action, domain_of
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
@@ -47,6 +58,12 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
         "text": re.compile(r"\b404\b|page (?:not found|does not exist|cannot be found|isn't available)"
                            r"|this page (?:doesn't|does not) exist", re.I),
     },
+    "blocked": {
+        "url": re.compile(r"^(?:chrome-error|about:neterror)|/(?:access-?denied|forbidden|blocked)(?:[/?#.]|$)", re.I),
+        "text": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
+                           r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
+                           r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)", re.I),
+    },
     "empty_results": {
         "url": re.compile(r"$^"),
         "text": re.compile(r"\bno (?:results|matches|items|products|flights|hotels|listings) (?:found|match|were found)"
@@ -56,6 +73,7 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
 }
 
 
+_LOAD_ERROR = re.compile(r"this site can(?:no|')t be reached|refused to connect|err_[a-z_]+", re.I)
 _HANDLED = re.compile(r"\b(?:accepted|dismissed|closed|handled|gone|cleared|rejected|got rid of|now (?:i|let)"
                       r"|need to accept|let me accept|i'll accept|will accept)\b", re.I)
 _BLOCKING = re.compile(r"\b(?:blocking|blocks|in the way|covers|covering|obscur\w*|won't go away|keeps? (?:coming|"
@@ -74,6 +92,32 @@ class Signal:
 
 def _raw(step: Step) -> str:
     return " ".join(step.action.lower().split())
+
+
+_COORDS = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)")
+NEAR_PX = 40  # clicks this close are on the same control: an agent retrying a spot drifts by a few pixels
+
+
+def _same(a: Step, b: Step) -> bool:
+    """The same action: the same text, or clicks at points within NEAR_PX of each other with the same words
+    around them ("click (1013, 36)", then "click (1006, 36)")."""
+    ra, rb = _raw(a), _raw(b)
+    if ra == rb:
+        return True
+    ma, mb = _COORDS.search(ra), _COORDS.search(rb)
+    if not (ma and mb) or _COORDS.sub("", ra) != _COORDS.sub("", rb):
+        return False
+    return (abs(float(ma.group(1)) - float(mb.group(1))) <= NEAR_PX
+            and abs(float(ma.group(2)) - float(mb.group(2))) <= NEAR_PX)
+
+
+def _unloaded(url: str | None) -> bool:
+    """A step that is on no page of any site: a blank tab or the browser's own error page (a run that records no
+    URL at all says nothing)."""
+    if url is None:
+        return False
+    u = url.strip().lower()
+    return not u or u.startswith(("about:", "chrome-error:", "chrome:", "edge:", "data:"))
 
 
 def _target(step: Step, task: str = "") -> str | None:
@@ -126,10 +170,9 @@ def _repeat(run: PartialRun) -> Signal | None:
     steps = run.steps
     if len(steps) < 3:
         return None
-    last = _raw(steps[-1])
     streak = 1
     for s in reversed(steps[:-1]):
-        if _raw(s) != last:
+        if not _same(s, steps[-1]):
             break
         streak += 1
     verb = action_verb(steps[-1].action)
@@ -137,7 +180,7 @@ def _repeat(run: PartialRun) -> Signal | None:
     if streak < 3:
         # the same action three times in the last five steps, nothing else changed
         recent = steps[-5:]
-        same = [s for s in recent if _raw(s) == last]
+        same = [s for s in recent if _same(s, steps[-1])]
         if len(same) < 3 or verb in {"scroll", "wait", "back"}:
             return None
         tail = same
@@ -151,6 +194,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     errors = [error_class(s.error) for s in tail if s.error]
     n = len(tail)
     where = page(steps[-1].url, run.domain)
+    if verb == "none":  # an agent that logs `None` found no element to act on: nothing was done, n times
+        return _nothing_done(run, n, where)
     coords = re.search(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+", steps[-1].action)
     tag = re.search(r"\[([A-Za-z]+)\]", steps[-1].action)
     kind = f"{tag.group(1).lower()} " if tag and tag.group(1).lower() in TAG_NAMES else ""  # a fixed vocabulary
@@ -164,8 +209,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
     if where:
         sentence += f" on {where}"
-    elif site(run.domain):
-        sentence += f" on {site(run.domain)}"
+    elif site(run.domain) and (not steps[-1].url or same_site(steps[-1].url, run.domain)):
+        sentence += f" on {site(run.domain)}"  # never the task's site when the agent is on another one
     if errors and len(errors) == n and len(set(errors)) == 1:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes:
@@ -174,6 +219,22 @@ def _repeat(run: PartialRun) -> Signal | None:
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
                   {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None})
+
+
+def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
+    """Steps that found no element to act on (`None`): on a blank tab the site was never opened."""
+    name = site(run.domain)
+    if _unloaded(run.steps[-1].url):
+        sentence = (f"Your last {n} steps found no element to act on, and the tab shows no page: "
+                    + (f"{name} was never opened. Open {name} first (navigate to its address), then act on what "
+                       "it shows." if name else "no site was opened. Navigate to the site your task names first, "
+                       "then act on what it shows."))
+    else:
+        sentence = (f"Your last {n} steps{' on ' + where if where else ''} found no element to act on, so nothing "
+                    "was done. The element you mean is not on this page as you describe it: look at what the page "
+                    "shows now, scroll to it or find it by its visible text, or use the site's search.")
+    return Signal("repeat", round(min(0.95, 0.55 + 0.1 * n), 2), sentence,
+                  {"action": "none", "target": None, "times": n, "page": where, "error": None})
 
 
 def _remedy(verb: str, error: str | None) -> str:
@@ -247,6 +308,11 @@ _WALL_WORDS = {
                "blocks automated access.",
     "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
                  "guessed address.",
+    "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
+               "page another way (the site's home page, menu or search), or report that the site blocks access.",
+    "load_error": "The browser could not load the page: it shows its own error page. Loading the same address "
+                  "again will not help: go back and reach the page another way (the site's home page, menu or "
+                  "search), or report that the site cannot be reached.",
     "empty_results": "The search{on} found nothing. Search again with fewer or more general words (drop filters, "
                      "dates and exact phrases), check the spelling, or browse the category from the menu.",
 }
@@ -275,13 +341,15 @@ def _walls(run: PartialRun) -> list[Signal]:
                                   and in_page):
             in_page = True
         # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption
-        if not (in_url or (in_page and (before or last.failed or kind in {"captcha", "not_found"}))
+        if not (in_url or (in_page and (before or last.failed or kind in {"captcha", "not_found", "blocked"}))
                 or (in_words and before)):
             continue
         if kind == "empty_results" and not (in_page or in_words):
             continue
         at = page(last.url, run.domain)
         key = kind
+        if kind == "blocked" and (_unloaded(last.url) or any(_LOAD_ERROR.search(clean(t)[:5000]) for t in hard)):
+            key = "load_error"  # the browser's page, not the site's: no site is named
         if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                          run.task, re.I):
             key = "login_given"
@@ -304,6 +372,16 @@ def _struggle(run: PartialRun) -> Signal | None:
                   f"Your own notes say the last steps{did}{' on ' + where if where else ''} are not working. Stop and "
                   "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
                   "filters) instead of retrying the same control.", {"notes": hits})
+
+
+HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}
+
+
+def dead_end(run: PartialRun, signals: list[Signal]) -> bool:
+    """The agent is on no page it can act on: a captcha, a missing page, a refusal, or a tab that shows no page.
+    Another run's next steps on the site do not apply from there."""
+    return bool(run.steps and _unloaded(run.steps[-1].url)) or any(
+        s.kind in HARD_WALLS for s in signals)
 
 
 def run_signals(run: PartialRun) -> list[Signal]:

@@ -258,3 +258,14 @@ def test_fitted_signs_never_contradict_the_words():
     assert [n for n, _ in reasons] == ["nb_fail_rate"]
     # a feature below its mean never reads as a reason ("recent steps failed (0.00)")
     assert all(n != "recent_error_rate" for n, _ in RiskModel().score({"recent_error_rate": 0.0})[1])
+
+
+@pytest.mark.parametrize("task, who", [("Book a table for 2 at Luigi's", "of the same task"),
+                                       ("Book a table for 4 at Nonna's", "of a task like yours")])
+def test_a_run_is_called_the_same_task_only_when_its_task_is(task, who):
+    """Runs of one template with other parameters (a party of 4 at another restaurant) are "a task like yours": the
+    agent is not told a run had its task when it had another."""
+    memory_ = [Neighbour(**{**n.__dict__, "task": task, "verified": True}) for n in memory()]
+    g = advise(run(GOOD[:2]), memory_, config=CoachConfig(min_similarity=0.5))
+    assert f"a successful run {who} went on to" in g.advice
+    assert ("of the same task" in g.advice) == (who == "of the same task")

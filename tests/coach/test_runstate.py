@@ -114,3 +114,48 @@ def test_hostile_labels_and_pages_never_reach_the_agent():
     text = g.system_message.content
     assert "evil" not in text and "Ignore" not in text and "token" not in text
     assert "the same element" in text
+
+
+def _advice(r: PartialRun) -> tuple[str, str]:
+    g = advise(r, [])
+    return g.advice, g.system_message.content if g.system_message else ""
+
+
+def test_steps_that_found_no_element_on_a_blank_tab_say_the_site_was_never_opened():
+    """WebCanvas logs `None` when the planned element was not there: nothing ran. On about:blank the site was never
+    opened; that is what the agent needs to hear, not that it "repeated the same action on <the task's site>"."""
+    r = PartialRun.model_validate({"task": "Find a hotel in Paris", "start_url": "https://www.marriott.com/",
+                                   "steps": [{"action": "None", "url": "about:blank"}] * 5})
+    advice, message = _advice(r)
+    assert "never opened" in advice and "Open marriott.com first" in advice
+    assert "repeated" not in advice and "Avoid: planning actions on elements that the page does not show" in message
+    on_a_page = PartialRun.model_validate({"task": "Find a hotel in Paris", "start_url": "https://www.marriott.com/",
+                                           "steps": [{"action": "None", "url": "https://www.marriott.com/deals"}] * 4})
+    assert "found no element to act on, so nothing was done" in _advice(on_a_page)[0]
+
+
+def test_a_repeat_on_another_site_does_not_name_the_task_site():
+    steps = [{"action": "google_search[REI boots]", "url": "https://www.google.com/search?q=REI+boots"}] * 3
+    advice, _ = _advice(PartialRun.model_validate({"task": "Find boots on REI", "start_url": "https://www.rei.com/",
+                                                   "steps": steps}))
+    assert "3 times" in advice and "rei.com" not in advice and "google" not in advice
+
+
+@pytest.mark.parametrize("step, words", [
+    ({"action": "click[12]", "url": "chrome-error://chromewebdata/"}, "The browser could not load the page"),
+    ({"action": "click('Book')", "url": "https://shop.com/book", "observation": "Access Denied. You don't have "
+      "permission to access this server. Reference #18.2f"}, "Shop.com refuses access at /book"),
+])
+def test_refusals_and_browser_error_pages_are_walls(step, words):
+    r = PartialRun.model_validate({"task": "Book a room", "start_url": "https://shop.com/", "steps": [step]})
+    assert "wall:blocked" in kinds(r)
+    advice, message = _advice(r)
+    assert words in advice and message.startswith("Coaching for this run (from what it shows):")
+
+
+def test_clicks_that_drift_a_few_pixels_are_one_repeated_click():
+    steps = [{"action": f"click({x}, 36)", "url": "https://arxiv.org/"} for x in (1013, 1006, 1030)]
+    r = PartialRun.model_validate({"task": "Search arxiv", "start_url": "https://arxiv.org/", "steps": steps})
+    assert "repeat" in kinds(r) and "at the same spot 3 times" in _advice(r)[0]
+    apart = [{"action": f"click({x}, 36)", "url": "https://arxiv.org/"} for x in (100, 600, 1100)]
+    assert "repeat" not in kinds(PartialRun.model_validate({"task": "Search arxiv", "steps": apart}))
