@@ -123,7 +123,9 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
         if n.similarity < min_similarity and not template:
             continue
         who = _who(run, n, template)
-        brief = n.steps_brief or []
+        # an unverified run (a writer's self-report) speaks in the fixed vocabulary only: how it ended, never its
+        # labels or paths (what a writer stores must not reach another agent's words; the trust gate)
+        brief = (n.steps_brief or []) if n.verified else []
         start = max(0, match_point(run, brief)[0]) if brief and run.steps else 0
         for step in brief[start:]:
             if not (step.get("failed") or step.get("norm") == "none"):

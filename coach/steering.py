@@ -28,7 +28,7 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
 _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-)?[a-z\d]{4,}\b")  # 1-8OO-FLOWERS
 _TASK_CONTROL = re.compile(
     r"\btasks? (?:is |are |now )?(?:done|complete|completed|finished|over|accomplished|ended)\b|\bstop (?:here|now)\b"
-    r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\babort\b|\bterminate\b|\bend (?:the |your )?task\b"
+    r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
     r"|\b(?:you are|you're|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission complete\b")
 
 

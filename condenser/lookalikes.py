@@ -14,27 +14,30 @@ import unicodedata
 CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
     "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
-# Punctuation that NFKC leaves alone but that reads as its ASCII twin: hyphens, dashes and minus signs, full stops,
-# colons, arrows.
+# Punctuation that NFKC leaves alone but that reads as its ASCII twin: hyphens, dashes and minus signs, full stops
+# and middle dots, colons, arrows.
 PUNCTUATION = str.maketrans({
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\u2043\ufe58\ufe63\uff0d\u2e3a\u2e3b", "-"),
-    **dict.fromkeys("\u3002\uff61\ufe52\u2024\u0701\u0702\u06d4\u0964", "."),
+    **dict.fromkeys("\u3002\uff61\ufe52\u2024\u0701\u0702\u06d4\u0964\u00b7\u2219\u22c5\u2027", "."),
     **dict.fromkeys("\u2236\ua789\u02d0\u02f8\u0589\u05c3\u1361\ufe13\ufe55\uff1a", ":"),
     "\u2192": "->", "\u21d2": "=>", "\u27f6": "->", "\u2794": "->", "\u279c": "->",
 })
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script (Arabic-Indic, Devanagari, ...)
-_MIXED = re.compile(r"[A-Za-z][\u0370-\u03ff\u0400-\u04ff\u0500-\u052f]|[\u0370-\u03ff\u0400-\u04ff\u0500-\u052f][A-Za-z]")
+_MARKED_DIGIT = re.compile(r"(?<=\d)[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+_LOOKALIKE = "[" + re.escape("".join(map(chr, CONFUSABLES))) + "]"
+_MIXED = re.compile(f"[A-Za-z]{_LOOKALIKE}|{_LOOKALIKE}[A-Za-z]")  # a look-alike letter beside a Latin one
 _WORD = re.compile(r"\w")
 
 
 def ascii_digits(text: str) -> str:
-    """Decimal digits of every script as ASCII digits (٤١١١ -> 4111)."""
-    return _OTHER_DIGIT.sub(lambda m: str(unicodedata.digit(m.group(0))), text)
+    """Decimal digits of every script as ASCII digits (٤١١١ -> 4111), without combining marks put on them."""
+    return _OTHER_DIGIT.sub(lambda m: str(unicodedata.digit(m.group(0))), _MARKED_DIGIT.sub("", text))
 
 
 def fold_mixed_words(text: str) -> str:
-    """Words that mix Latin letters with Greek or Cyrillic ones ("Pаssword", "ΡASSWORD") folded to Latin; a word
-    in one script is left alone (a Russian word stays Russian). Linear: each word is folded once."""
+    """Words that mix Latin letters with look-alikes of other scripts ("Pаssword" with a Cyrillic а, "ΡASSWORD"
+    with a Greek Ρ, "passwօrd" with an Armenian օ, "ᴘassword") folded to Latin; a word in one script is left alone
+    (a Russian word stays Russian). Linear: each word is folded once."""
     out, last = [], 0
     for m in _MIXED.finditer(text):
         if m.start() < last:  # inside a word already folded

@@ -270,6 +270,20 @@ def _in_token(text: str, start: int, end: int) -> bool:
     return False
 
 
+# Four groups of four digits and a last of 1-7, the same separator between them whatever it is (a comma, a plus, a
+# newline, a middle dot, several spaces): 4111,1111,1111,1111 is no list of numbers.
+_GROUPED = re.compile(r"(?<!\d)(\d{4})(\D{1,4}?)(\d{4})\2(\d{4})\2(\d{1,7})(?![\dA-Za-z])")
+
+
+def _grouped_card(m: re.Match[str]) -> str:
+    digits = "".join(m.group(1, 3, 4, 5))
+    if _in_token(m.string, m.start(), m.end()):  # a part of an id (a UUID's 4461-4668-8573-8f10...)
+        return m.group(0)
+    if 13 <= len(digits) <= 19 and _ISSUER.match(digits) and _passes(luhn.is_valid, digits):
+        return CARD
+    return m.group(0)
+
+
 def _cards(m: re.Match[str]) -> str:
     """Every Luhn-valid 13-19 digit span of whole groups whose first digits name a card issuer (ISO/IEC 7812)."""
     run, text, start, end = m.group(0), m.string, m.start(), m.end()
@@ -293,7 +307,7 @@ def _cards(m: re.Match[str]) -> str:
     return "".join(out) + run[last:] if out else run
 
 
-_PHONE_RE = re.compile(r"(?:\+\s?|%2[Bb])?(?:\(\d{1,5}\)\s?|\d)[\d \-.()]{5,22}\d")
+_PHONE_RE = re.compile(r"(?:\+\s?|%2[Bb])?(?:\(\d{1,5}\)\s?|\d)[\d \-.()/]{5,22}\d")
 _PHONE_WORDS = re.compile(
     r"(?i)(?:phone|\btel\b|telephone|mobile|\bcell|\bcall|\bfax|whatsapp|\bsms|contact|hotline|telefon|téléphone"
     r"|teléfono|telefone|telefono|numéro|rufnummer|número|móvil|handy|portable|電話|电话|手机|телефон|전화)")
@@ -379,7 +393,7 @@ def redact_personal(text: str, hits: Hits | None, digits: int) -> str:
         if hits is None or "id_word" in hits:
             text = substitute_at(text, _ID_WORDS, _named_id, starts("id_word"))
     if digits >= 13:
-        text = _DIGIT_RUN.sub(_cards, text)
+        text = _DIGIT_RUN.sub(_cards, _GROUPED.sub(_grouped_card, text))
     if digits >= 7:
         text = _phones(text, starts("phone_word"))
     return text

@@ -27,11 +27,14 @@ RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live r
 __all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
            "redact_text", "redact_texts", "redact_trajectory"]
 
-# Format characters that render as nothing but split a number or a word for a pattern: soft hyphen, Mongolian
-# vowel separator, zero-width space / (non-)joiner, LRM / RLM, bidi embeddings and isolates, word joiner and
-# invisible operators, ALM, BOM.
+# Characters that render as nothing (or as a blank) but split a number or a word for a pattern: soft hyphen,
+# combining grapheme joiner, Hangul and Khmer fillers, Mongolian selectors and vowel separator, braille blank,
+# zero-width space / (non-)joiner, LRM / RLM, bidi embeddings and isolates, word joiner and invisible operators,
+# ALM, variation selectors, tag characters, BOM.
 _INVISIBLE = dict.fromkeys(
-    [0x00AD, 0x061C, 0x180E, 0xFEFF, *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070)]
+    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x180F), 0x2800, 0x3164, 0xFEFF, 0xFFA0,
+     *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), *range(0xFE00, 0xFE10),
+     *range(0xE0000, 0xE0080)]
 )
 
 

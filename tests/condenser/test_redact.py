@@ -330,3 +330,20 @@ def test_look_alike_forms_of_secrets_are_redacted(text, secret):
 def test_text_in_one_script_is_left_as_it_came():
     assert redact_text("Москва — 2024, Ubuntu 24.04, 22.04, 20.04, 18.04") == "Москва — 2024, Ubuntu 24.04, 22.04, 20.04, 18.04"
     assert redact_text("Купить пароль: Secr3t!") == "Купить пароль: [SECRET]"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("cc 4111,1111,1111,1111", "4111"), ("cc 4111+1111+1111+1111", "4111"), ("card 4111\n1111\n1111\n1111", "4111"),
+    ("card 4111\u034f1111\u034f1111\u034f1111", "4111"),  # combining grapheme joiner
+    ("card 4\u03051\u03051\u03051111111111111", "1111111"),  # overlines on digits
+    ("pass\u034fword: Hunter2Secret!", "Hunter2"), ("passw\u0585rd: Hunter2Secret!", "Hunter2"),  # Armenian o
+    ("\u1d18assword: Hunter2Secret!", "Hunter2"), ("p\u0251ssword: Hunter2Secret!", "Hunter2"),  # small cap, IPA
+    ("key sk-\ufe0fproj-abcdefghijklmnopqrstuvwx1234", "abcdefgh"),  # a variation selector
+    ("phone 415/555/0199", "0199"), ("mail alice@victim\u00b7com", "alice"),
+])
+def test_second_round_of_disguises_is_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+def test_grouped_digits_of_an_id_are_no_card():
+    assert redact_text("order 2705de3e-4461-4668-8573-8f10c1eb6641") == "order 2705de3e-4461-4668-8573-8f10c1eb6641"
