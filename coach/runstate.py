@@ -100,24 +100,24 @@ NEAR_PX = 40  # clicks this close are on the same control: an agent retrying a s
 
 def _same(a: Step, b: Step) -> bool:
     """The same action: the same text, or clicks at points within NEAR_PX of each other with the same words
-    around them ("click (1013, 36)", then "click (1006, 36)")."""
+    around them ("click (1013, 36)", then "click (1006, 36)") that both failed or left the page as it was."""
     ra, rb = _raw(a), _raw(b)
     if ra == rb:
         return True
     ma, mb = _COORDS.search(ra), _COORDS.search(rb)
     if not (ma and mb) or _COORDS.sub("", ra) != _COORDS.sub("", rb):
         return False
+    if not (a.failed and b.failed) and _changed(a, b) is not False:
+        return False  # nearby clicks on a page that changed, or of a run that does not say: maybe progress
     return (abs(float(ma.group(1)) - float(mb.group(1))) <= NEAR_PX
             and abs(float(ma.group(2)) - float(mb.group(2))) <= NEAR_PX)
 
 
 def _unloaded(url: str | None) -> bool:
     """A step that is on no page of any site: a blank tab or the browser's own error page (a run that records no
-    URL at all says nothing)."""
-    if url is None:
-        return False
-    u = url.strip().lower()
-    return not u or u.startswith(("about:", "chrome-error:", "chrome:", "edge:", "data:"))
+    URL, or an empty one, says nothing)."""
+    u = (url or "").strip().lower()  # an empty URL says nothing either
+    return u.startswith(("about:", "chrome-error:", "chrome:", "edge:", "data:"))
 
 
 def _target(step: Step, task: str = "") -> str | None:
@@ -180,7 +180,7 @@ def _repeat(run: PartialRun) -> Signal | None:
     if streak < 3:
         # the same action three times in the last five steps, nothing else changed
         recent = steps[-5:]
-        same = [s for s in recent if _same(s, steps[-1])]
+        same = [s for s in recent if _raw(s) == _raw(steps[-1])]
         if len(same) < 3 or verb in {"scroll", "wait", "back"}:
             return None
         tail = same
@@ -225,12 +225,12 @@ def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
     """Steps that found no element to act on (`None`): on a blank tab the site was never opened."""
     name = site(run.domain)
     if _unloaded(run.steps[-1].url):
-        sentence = (f"Your last {n} steps found no element to act on, and the tab shows no page: "
+        sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page: "
                     + (f"{name} was never opened. Open {name} first (navigate to its address), then act on what "
                        "it shows." if name else "no site was opened. Navigate to the site your task names first, "
                        "then act on what it shows."))
     else:
-        sentence = (f"Your last {n} steps{' on ' + where if where else ''} found no element to act on, so nothing "
+        sentence = (f"Your last {n} actions{' on ' + where if where else ''} found no element to act on, so nothing "
                     "was done. The element you mean is not on this page as you describe it: look at what the page "
                     "shows now, scroll to it or find it by its visible text, or use the site's search.")
     return Signal("repeat", round(min(0.95, 0.55 + 0.1 * n), 2), sentence,

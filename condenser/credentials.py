@@ -54,7 +54,8 @@ _SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([^\s\"'<>,;
 # identifier (user_password, clientSecret, DB-PASS, X-Api-Key) but never inside a word (bypass, secretary).
 # Strong names take any suffix (password_confirmation, secretKey); weak ones (pass, pin, key, cookie) none.
 _STRONG_WORDS = (
-    "password|pass[ _-]word|p[@4]ss(?:word|wd)|passwort|passwd|passphrase|passcode|pwd|kennwort|wachtwoord(?:en)?|mot[ _-]?de[ _-]?passe|contrase(?:ñ|n)a"
+    "password|pass[ _-]word|p[@4]ss(?:word|wd)|p[a@4]ssw0rd|(?:pin|verification|security|2fa|mfa|otp|one[ _-]time)[ _-]?code"
+    "|passwort|passwd|passphrase|passcode|pwd|kennwort|wachtwoord(?:en)?|mot[ _-]?de[ _-]?passe|contrase(?:ñ|n)a"
     "|senha|parola[ _-]?d[' ]?ordine|lösenord(?:et)?|losenord(?:et)?|adgangskoden?|passord(?:et)?|has(?:ł|l)[oa]|heslo|salasana(?:si)?|şifre|sifre"
     "|jelszó|parool|парол[ьяем]|密码|密碼|パスワード|비밀번호|कूटशब्द|पासवर्ड|סיסמה|كلمة[ _]المرور|secret|token|api[ _.-]?key"
     "|apikey|access[ _.-]?key|private[ _.-]?key|credentials?|authorization|accountkey|sharedaccesskey"
@@ -65,7 +66,8 @@ _WEAK_WORDS = "pass|pw|mdp|clave|pin|cvv2?|cvc|otp|cookie|session[ _.-]?id|sessi
 # (" pin" not "shopping", " sid" not "inside"); multi-word names by their first two parts ("access_k", not the
 # "access" of "accessibility").
 _FIELD_HINTS = (
-    "pass", "p@ss", "p4ss", "pw", "kennw", "wachtw", "mot de", "mot_de", "motdepasse", "contrase", "senha", "parola", "lösenord",
+    "pass", "p@ss", "p4ss", "pw", "kennw", "verification", "2fa", "mfa", "one-time", "one time", "one_time",
+    " pin c", "_pin c", "security c", "otp c", "wachtw", "mot de", "mot_de", "motdepasse", "contrase", "senha", "parola", "lösenord",
     "losenord", "adgangskode", "hasło", "haslo", "heslo", "salasana", "şifre", "sifre", "jelsz", "parool", "парол",
     "密码", "密碼", "パスワード", "비밀번호", "कूटशब्द", "पासवर्ड", "סיסמה", "كلمة", "secret", "token", "credential",
     "authorization", "accountkey", "sharedaccesskey", "cookie", "signature", "cvv", "cvc", "otp", "dsn",

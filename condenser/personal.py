@@ -270,15 +270,20 @@ def _in_token(text: str, start: int, end: int) -> bool:
     return False
 
 
-# Four groups of four digits and a last of 1-7, the same separator between them whatever it is (a comma, a plus, a
-# newline, a middle dot, several spaces): 4111,1111,1111,1111 is no list of numbers.
-_GROUPED = re.compile(r"(?<!\d)(\d{4})(\D{1,4}?)(\d{4})\2(\d{4})\2(\d{1,7})(?![\dA-Za-z])")
+# Four groups of four digits and a last of 1-7, the same separator between them: one mark (a comma, a plus, a
+# middle dot) or a run of blanks (a newline, several spaces); 4111,1111,1111,1111 is no list of numbers, while
+# "4000, 4100, 4200, 4500" (a mark and a space) stays a list. Spaced groups may run into the next label, as page
+# text does ("4111 1111 1111 1111Expiry"); marked ones may not (a UUID's 4461-4668-8573-8f10...).
+_GROUPED = re.compile(r"(?<!\d)(\d{4})(\s{1,4}|[^\w\s])(\d{4})\2(\d{4})\2(\d{1,7})(?!\d)")
 
 
 def _grouped_card(m: re.Match[str]) -> str:
     digits = "".join(m.group(1, 3, 4, 5))
-    if _in_token(m.string, m.start(), m.end()):  # a part of an id (a UUID's 4461-4668-8573-8f10...)
-        return m.group(0)
+    text, end = m.string, m.end()
+    spaced = m.group(2).isspace()
+    glued = end < len(text) and text[end].isalnum()
+    if (glued and not spaced) or _in_token(text, m.start(), len(text) if glued else end):
+        return m.group(0)  # a part of an id (a UUID's 4461-4668-8573-8f10...)
     if 13 <= len(digits) <= 19 and _ISSUER.match(digits) and _passes(luhn.is_valid, digits):
         return CARD
     return m.group(0)

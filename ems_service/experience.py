@@ -127,7 +127,8 @@ class ExperienceService:
         for r in rows:
             if r.success is False:
                 blockers.update(r.failure_categories)
-                blockers.update(r.error_patterns)
+        for r in fail:  # an error's own words only from a verified failure: a writer's self-report gives its category
+            blockers.update(r.error_patterns)
         steps: list[str] = []
         if tier in {"P1", "P2"} and succ:  # a playbook only from verified successes that stay on the site
             ranked = sorted(succ, key=lambda r: (-aware(r.created_at).timestamp(), r.n_steps))

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 from datetime import datetime, timedelta
 
-from coach import lesson_words, sanitize
+from coach import error_class, lesson_words, sanitize
 from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error, redact_text
 from ems_service.errors import NotFound, ValidationFailed
 from ems_service.metrics import Metrics
@@ -63,7 +63,11 @@ def said(row: Lesson, domain: str | None) -> Lesson | None:
     if row.source != "learned" or not row.recovery:
         return row
     words = lesson_words(row.failed_command, row.error_pattern, row.recovery, domain)
-    return dataclasses.replace(row, lesson=words) if words else None
+    if not words:
+        return None
+    # every field an agent receives (MCP returns the whole lesson): the error as its class, no writer's sites
+    return dataclasses.replace(row, lesson=words, error_pattern=error_class(row.error_pattern),
+                               triggered_domains=[], recovery=[])
 
 
 def _said(rows: list[Lesson], domain: str | None) -> list[Lesson]:

@@ -159,3 +159,26 @@ def test_clicks_that_drift_a_few_pixels_are_one_repeated_click():
     assert "repeat" in kinds(r) and "at the same spot 3 times" in _advice(r)[0]
     apart = [{"action": f"click({x}, 36)", "url": "https://arxiv.org/"} for x in (100, 600, 1100)]
     assert "repeat" not in kinds(PartialRun.model_validate({"task": "Search arxiv", "steps": apart}))
+
+
+def test_nearby_clicks_that_may_be_progress_are_no_loop():
+    """Clicks within a few pixels count as one spot only when they failed or the page is known not to have changed:
+    a quantity '+' whose page changes, or a run that records no URL or page, is not told it loops."""
+    plus = [{"action": f"click({x}, 405)", "url": "https://shop.com/p", "observation": f"Quantity {i}"}
+            for i, x in enumerate((812, 815, 813), start=1)]
+    blind = [{"action": f"click({x}, 239)"} for x in (130, 131, 129)]
+    for steps in (plus, blind):
+        assert "repeat" not in kinds(PartialRun.model_validate({"task": "Buy 3", "start_url": "https://shop.com/",
+                                                                "steps": steps}))
+    failing = [{"action": f"click({x}, 36)", "url": "https://arxiv.org/", "error": "Element is not clickable at point"}
+               for x in (1013, 1006, 1030)]
+    assert "repeat" in kinds(PartialRun.model_validate({"task": "Search arxiv", "steps": failing}))
+
+
+def test_an_empty_url_is_no_blank_tab():
+    from coach.runstate import dead_end
+
+    steps = [{"action": "click('Coffee')", "url": ""}]
+    assert not dead_end(PartialRun.model_validate({"task": "Buy coffee", "steps": steps}), [])
+    blank = [{"action": "click('Coffee')", "url": "about:blank"}]
+    assert dead_end(PartialRun.model_validate({"task": "Buy coffee", "steps": blank}), [])

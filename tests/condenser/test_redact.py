@@ -347,3 +347,18 @@ def test_second_round_of_disguises_is_redacted(text, secret):
 
 def test_grouped_digits_of_an_id_are_no_card():
     assert redact_text("order 2705de3e-4461-4668-8573-8f10c1eb6641") == "order 2705de3e-4461-4668-8573-8f10c1eb6641"
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Card number 4111 1111 1111 1111Expiry 12/26", "4111"),  # page text runs into the next label
+    ("pin code 4921", "4921"), ("verification code 123456", "123456"), ("2FA code 123456", "123456"),
+    ("one-time code: 884422", "884422"), ("passw0rd: Tr0ub4dor&3", "Tr0ub4dor"),
+])
+def test_third_round_of_disguises_is_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["Price filter: 4000, 4100, 4200, 4500", "ref 1234 5678 9012 3456abc",
+                                  "Enter the verification code sent to your phone", "Forgot your PIN code?"])
+def test_lists_ids_and_prose_are_no_secret(text):
+    assert redact_text(text) == text

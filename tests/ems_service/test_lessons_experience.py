@@ -279,6 +279,10 @@ def test_a_learned_lesson_is_said_in_its_parts_never_its_stored_words(client, rt
     said_to_agent = " ".join(served) + " " + " ".join(str(coached.get(f)) for f in ("advice", "system_message"))
     for word in ("helpdesk", "card number", "password", "secure-shop-login", "evil", "555"):
         assert word not in said_to_agent.lower()
+    for row in client.get("/v1/lessons", params={"tier": 1}).json()["lessons"]:  # every field an agent receives
+        assert "helpdesk" not in str(row) and not any("shop" in d for d in row["triggered_domains"])
+    blockers = client.get("/v1/experience", params={"url": "https://shop.com/chair"}).json()["known_blockers"]
+    assert blockers and "helpdesk" not in str(blockers)  # a self-reported failure gives its category only
     learned_words = [w for w in served if w.startswith("When select option fails")]
     assert learned_words == ([said] * len(learned_words) if said else [])
     if said:
