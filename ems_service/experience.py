@@ -9,7 +9,8 @@ from datetime import datetime
 from condenser import classify_intent, domain_of, url_pattern
 from condenser.redact import redact_text
 from condenser.sites import registrable_domain
-from ems_service.errors import BadRequest, Conflict
+from ems_service.errors import BadRequest, Conflict, ValidationFailed
+from ems_service.lessons import instruction_markup
 from ems_service.limits import Limits
 from ems_service.repositories import EpisodeRepository, FactRepository, Facts, aware, utcnow
 
@@ -165,6 +166,11 @@ class ExperienceService:
         """
         dom = domain_of(domain) or domain.lower().strip()
         intent_ = classify_intent(intent)
+        for key, values in facts.items():  # served to agents by get_experience: checked like a hand-added lesson
+            for i, value in enumerate(values):
+                if instruction_markup(value):
+                    raise ValidationFailed(f"{key}.{i}: role markup or instruction phrases are not allowed in facts "
+                                           "(they are served to agents)")
 
         def merged(current: Facts | None) -> tuple[dict[str, list[str]], bool]:
             if current is not None and current.verified:
