@@ -7,6 +7,7 @@ element id, coordinate, foreign typed value, answer or off-site address reaches 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,14 @@ _SEARCHED_OUT = ("ran out of steps: when a search does not find it, change the w
                  "filters, categories or menu instead of searching again")
 
 
+_SEARCH_PAGE = re.compile(r"/search\b|[?&](?:q|query|keywords?|search_query|k|s)=", re.I)
+
+
+def _on_search_page(run: PartialRun) -> bool:
+    """The run stands on a results page of the site's search: "use the site's search" would say what it did."""
+    return bool(run.steps and run.steps[-1].url and _SEARCH_PAGE.search(run.steps[-1].url))
+
+
 def same_task(run: PartialRun, other_task: str) -> bool:
     """The other run had this very task (its text as the run's, up to case, spacing and final punctuation); runs
     of the same template with other parameters are "a task like yours"."""
@@ -142,7 +151,8 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             if category in _CATEGORY_WORDS:
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
                 words = _CATEGORY_WORDS[category]
-                if category == "step_limit" and stuck and stuck.startswith(("search", "type", "fill")):
+                if category == "step_limit" and (stuck and stuck.startswith(("search", "type", "fill"))
+                                                 or _on_search_page(run)):
                     words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
                 return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
     return None

@@ -391,4 +391,6 @@ def run_signals(run: PartialRun) -> list[Signal]:
     kinds = {s.kind for s in found}
     if "repeat" in kinds:  # the repeat message already names the errors and the page
         found = [s for s in found if s.kind not in {"errors", "stall"}]
+    if "stall" in kinds:  # "step back ... rather than the same control" once, not again from the agent's notes
+        found = [s for s in found if s.kind != "struggle"]
     return sorted(found, key=lambda s: -s.confidence)

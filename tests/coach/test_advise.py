@@ -269,3 +269,16 @@ def test_a_run_is_called_the_same_task_only_when_its_task_is(task, who):
     g = advise(run(GOOD[:2]), memory_, config=CoachConfig(min_similarity=0.5))
     assert f"a successful run {who} went on to" in g.advice
     assert ("of the same task" in g.advice) == (who == "of the same task")
+
+
+def test_a_run_on_the_search_page_is_not_told_to_use_the_search():
+    """How a similar run ran out of steps is said without "use the site's search" to a run on the results page."""
+    ran_out = Neighbour(**{**neighbour(2, 0.9, False, ["click[3]", "click[4]"]).__dict__,
+                           "failure_categories": ["step_limit"], "verified": False})
+    on_results = run(["click('Search')"], urls={0: "https://www.opentable.com/s?q=luigis"})
+    elsewhere = run(["click('Search')"], urls={0: "https://www.opentable.com/"})
+    from coach.plan import failure_point
+
+    said = [failure_point(r, [ran_out], min_similarity=0.5).words for r in (on_results, elsewhere)]
+    assert "use the site's search" not in said[0] and "change the words once" in said[0]
+    assert "use the site's search" in said[1]

@@ -182,3 +182,11 @@ def test_an_empty_url_is_no_blank_tab():
     assert not dead_end(PartialRun.model_validate({"task": "Buy coffee", "steps": steps}), [])
     blank = [{"action": "click('Coffee')", "url": "about:blank"}]
     assert dead_end(PartialRun.model_validate({"task": "Buy coffee", "steps": blank}), [])
+
+
+def test_a_stall_and_the_notes_saying_so_are_one_sentence():
+    url = "https://www.ticketshop.com/event/9"
+    steps = [{"action": f"click('Seat {i}')", "url": url, "error": "Element is disabled" if i % 2 else None,
+              "thought": "the seat is still not selected, not working"} for i in range(7)]
+    found = kinds(run(steps))
+    assert "stall" in found and "struggle" not in found
