@@ -82,6 +82,9 @@ HINTS = {
     "telegram": (":AA",),
     "scheme": ("bearer", "basic", "digest", "token", "apikey"),
     "field": _FIELD_HINTS,
+    "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
+                  " as my pin", " as pin"),
+    "pair": ("login", "log-in", "creds", "credentials"),
 }
 
 
@@ -109,7 +112,8 @@ _SECRET_FIELD = re.compile(
     r"(?:(?P<assign>[\"'\]\\]{0,3}(?:\s+(?:value|content)\s*)?\s*(?::=|=>|->|==|=|:|：)\s*)"
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:for|of|to|on|at|de|du|für|del|da|van)\s+\S+(?:\s+\S+){0,2}?)?"
-    r"\s+(?:is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest)\s*:?\s+)"
+    r"\s+(?:is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest)\s*:?\s+"
+    r"|\s+-{1,2}\s+)"  # "Password - x" (an en or em dash is a hyphen once normalized)
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
 _BARE_WEAK = re.compile(nocase("pin|cvv2?|cvc|otp"))
@@ -160,6 +164,21 @@ def _scheme(m: re.Match[str]) -> str:
     return m.group(0)
 
 
+# The value before its name ("use Tr0ub4dor&3 as the password") and a login's pair ("login bob / x", "creds bob:x"):
+# looked for only where the name's hint is, the value taken when it looks like a secret.
+_AS_SECRET = re.compile(r"(?i)(?P<verb>\b(?:use|used|using|enter|entered|type|typed|with)\s+)(?P<val>[^\s\"'`]{4,64})"
+                        r"(?=\s+as\s+(?:the\s+|my\s+|your\s+|a\s+)?(?:password|passcode|passphrase|pin)\b)")
+_PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[^\s/:]{1,64})"
+                   r"(?P<sep>\s*/\s*|:)(?P<val>[^\s]{4,64})")
+
+
+def _after_name(m: re.Match[str]) -> str:
+    value = m.group("val").rstrip(".,;)]}")
+    if not _looks_secret(value) or _PLACEHOLDER.match(value):
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
+
+
 def _inside_word(text: str, start: int) -> bool:
     """Whether a name at `start` continues a word (bypass, PASSPORT); a camelCase hump (userPassword) starts one."""
     prev = text[start - 1] if start else " "
@@ -174,7 +193,10 @@ def _secret_field(m: re.Match[str]) -> str:
         weak = m.group("weak") is not None and ":" in m.group("assign") and "=" not in m.group("assign")
         return _mask_value(m, strict=weak)
     if m.group("says") is not None:
-        return _mask_value(m, strict=False)
+        dash = m.group("says").strip().startswith("-")  # "Password - x": a strong name, a value that looks secret
+        if dash and m.group("weak") is not None:  # "Annual Pass - Further Information"
+            return m.group(0)
+        return _mask_value(m, strict=dash)
     if m.group("weak") is not None and not _BARE_WEAK.fullmatch(m.group("weak")):
         return m.group(0)
     return _mask_value(m, strict=True)
@@ -205,6 +227,10 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _TELEGRAM, lambda m: SECRET, starts("telegram"), back=11)
     if wanted("scheme"):
         text = substitute_at(text, _SCHEME, _scheme, starts("scheme"))
+    if wanted("as_secret"):
+        text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
+    if wanted("pair"):
+        text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

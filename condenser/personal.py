@@ -37,13 +37,14 @@ PHONE = "[PHONE]"
 IBAN = "[IBAN]"
 NATIONAL_ID = "[ID]"
 
-# -- e-mail addresses: plain, internationalized, percent-encoded, and written out (x(at)example(dot)com) -------
+# -- e-mail addresses: plain, internationalized, percent-encoded (once or twice), escaped as in page JSON (\u0040),
+# and written out (x(at)example(dot)com) ----------------------------------------------------------------------------
 
 # \w leaves out combining marks, which Indic scripts write vowels with (डाटा): they are added by hand
 _MARK = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0900-\u0dff\u0e31-\u0e4e\u1ab0-\u1aff\u20d0-\u20ff"
 _LOCAL = r"[\w" + _MARK + r".%+\-!#$&'*/=?^`{|}~]*[\w" + _MARK + r"%+\-]"
 _DOMAIN = (r"(?:[^\W_](?:[\w" + _MARK + r"\-]*[\w" + _MARK + r"])?\.)+(?:[^\W\d_][\w" + _MARK + r"]+|xn--[a-z0-9\-]+)")
-_EMAIL_BODY = _LOCAL + r"(?:@|%40|&#64;|&#x40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
+_EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#64;|&#x40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
 # Where an address may start: not after a character of the `[\w.%+\-]` kind.
 _EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _EMAIL_BODY, re.I)
 # The same, looked for only where a run of local-part characters starts. Searching with _EMAIL_RE tried every
@@ -369,7 +370,7 @@ def _phones(text: str, words: list[int] | None) -> str:
 
 
 HINTS = {
-    "email": ("@", "%40", "&#64;", "&#x40;", "&commat;"),
+    "email": ("@", "%40", "%2540", "\\u0040", "\\x40", "&#64;", "&#x40;", "&commat;"),
     "spelled_email": _SPELLED_HINTS,
     "id_word": _ID_HINTS,
     "phone_word": _PHONE_HINTS,

@@ -362,3 +362,19 @@ def test_third_round_of_disguises_is_redacted(text, secret):
                                   "Enter the verification code sent to your phone", "Forgot your PIN code?"])
 def test_lists_ids_and_prose_are_no_secret(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Password - Tr0ub4dor&3", "Tr0ub4dor"), ("Password \u2014 Tr0ub4dor&3", "Tr0ub4dor"),
+    ("use Tr0ub4dor&3 as the password", "Tr0ub4dor"), ("login bob / Tr0ub4dor&3", "Tr0ub4dor"),
+    ("creds bob:Tr0ub4dor&3", "Tr0ub4dor"), ('{"email": "alice\\u0040example.com"}', "alice"),
+    ("next=%2Fme%3Fu%3Dalice%2540example.com", "alice"),
+])
+def test_a_value_before_its_name_a_login_pair_and_escaped_addresses_are_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["password - reset link sent", "Annual Pass - Further Information", "Login - Sign in",
+                                  "login page / Home", "Use Google as the search engine"])
+def test_prose_around_those_forms_is_left_alone(text):
+    assert redact_text(text) == text
