@@ -75,8 +75,8 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
 def render_system_message(guidance: Guidance) -> SystemMessage:
     """The system message: the coach's own words only (no scores, no quoted text from other runs)."""
     own, memory = guidance._heard
-    source = ("from what it shows and from earlier runs on this site" if own and memory
-              else "from what it shows" if own else "from earlier runs on this site")
+    runs = "earlier runs on the task's site" if guidance._away else "earlier runs on this site"
+    source = f"from what it shows and from {runs}" if own and memory else "from what it shows" if own else f"from {runs}"
     lines = [f"Coaching for this run ({source}):", guidance.advice]
     if guidance.suggested_action:
         lines.append(f"Try next: {guidance.suggested_action}.")
@@ -97,7 +97,9 @@ def _plan_sentence(plan: Plan, domain: str | None) -> str:
            if plan.same_template else "a similar successful run")
     steps = plan.steps
     body = steps[0] if len(steps) == 1 else ", then ".join(steps)
-    return f"On {site(domain) or 'this site'}, {who} went on to: {body}."
+    if plan.away:
+        return (f"You are on {plan.away}, but {who} did it on {site(domain)}: {body}.")
+    return f"On {plan.site or site(domain) or 'this site'}, {who} went on to: {body}."
 
 
 def advise(
@@ -194,6 +196,7 @@ def advise(
     )
     guidance._heard = heard if any(heard) else (True, True)
     guidance._suggested_norm = plan.norms[0] if plan else None
+    guidance._away = bool(plan and plan.away)
     if speak and recent_advice:
         key = advice_key(guidance)
         t = len(run.steps)

@@ -76,6 +76,7 @@ class Guidance(BaseModel):
                                "struggle, wall:consent|login|captcha|not_found|blocked|empty_results")
     plan: list[str] = Field(default_factory=list, description="next steps of a success on the same site, in words")
     _suggested_norm: str | None = PrivateAttr(default=None)
+    _away: bool = PrivateAttr(default=False)  # the memory plan is for the task's site, not the one the agent is on
     _source: str = PrivateAttr(default="template")
     _heard: tuple[bool, bool] = PrivateAttr(default=(True, True))  # (the run itself, earlier runs) said something
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import error_class, site, step_words
-from condenser import SAME_TEMPLATE, normalize_task, registrable_domain, template_similarity
+from coach.words import error_class, same_site, site, step_words
+from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
 MIN_MATCH = 0.45
@@ -29,6 +29,8 @@ class Plan:
     episode_id: int
     same_template: bool
     same_task: bool = False  # the very task, not only its template
+    site: str | None = None  # where the steps were done, when not on the task's site (the agent is there now)
+    away: str | None = None  # the site the agent is on, when the steps were done on the task's site (open it first)
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
     """The next 1-4 steps of the best-matching verified success on the run's site, from where the run stands."""
     own = [n for n in on_site(neighbours, run.domain) if n.success is True and n.verified and n.steps_brief]
     t = len(run.steps)
+    here = elsewhere(run)
     for template, _, n in _ranked(run, own):
         if n.similarity < min_similarity and not template:
             continue
@@ -69,8 +72,16 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             if not template:
                 continue
             j = min(t, len(n.steps_brief)) - 1  # same template, no matching action: align by position
+        rest = n.steps_brief[j + 1:]
+        mode = _where(rest[0], here, run.domain) if here and rest else None
+        if here and (mode is None or (mode == "task" and not site(run.domain))):
+            continue  # the agent is on another site, and where that run's next step happened is not known
         steps, norms = [], []
-        for step in n.steps_brief[j + 1:]:
+        if mode == "task":  # that run was on the task's site at this point: the agent must get there first
+            steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
+        for step in rest:
+            if here and _where(step, here, run.domain) != mode:
+                break  # only the steps on the one site they name
             words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
                                domain=run.domain, url=step.get("url"), other_task=n.task)
             if step.get("norm", "").startswith("answer"):
@@ -80,9 +91,30 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 norms.append(step.get("norm", ""))
             if len(steps) >= MAX_PLAN_STEPS:
                 break
-        if steps:
-            return Plan(steps, norms, n.id, template, template and same_task(run, n.task))
+        if len(steps) > (mode == "task"):
+            return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
+                        site=here if mode == "here" else None, away=here if mode == "task" else None)
     return None
+
+
+def _where(step: dict[str, Any], here: str, domain: str | None) -> str | None:
+    """Where a remembered step happened, for an agent now on `here`: "here", on the task's site ("task": also a
+    step with no URL, as the episode is of the task's site), or None (elsewhere)."""
+    url = step.get("url")
+    if not url:
+        return "task"
+    if not domain_of(url):
+        return None
+    return "here" if same_site(url, here) else "task" if same_site(url, domain) else None
+
+
+def elsewhere(run: PartialRun) -> str | None:
+    """The site the agent is on when it is not the task's own (from the last step's URL), else None."""
+    url = run.steps[-1].url if run.steps else None
+    host = domain_of(url) if url else None
+    if not host or not run.domain or same_site(host, run.domain):
+        return None
+    return site(registrable_domain(host))
 
 
 _CATEGORY_WORDS = {

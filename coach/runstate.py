@@ -95,6 +95,8 @@ def _raw(step: Step) -> str:
 
 
 _COORDS = re.compile(r"\(\s*(-?\d+(?:\.\d+)?)\s*,\s*(-?\d+(?:\.\d+)?)\s*\)")
+UNKNOWN_REPEATS = 4  # the same named action in a row when the run does not say whether the page changed
+UNKNOWN_PAGING_REPEATS = 6  # paging, or an action naming no element (a tag only), in such a run
 NEAR_PX = 40  # clicks this close are on the same control: an agent retrying a spot drifts by a few pixels
 
 
@@ -160,6 +162,16 @@ def _changed(a: Step, b: Step) -> bool | None:
     return False if known else None
 
 
+def _unknown_need(step: Step, target: str | None, paging: bool) -> int:
+    """How many repeats make a loop in a run that says nothing of its pages (no URL, no page text, no error).
+
+    There the same words may be progress: a calendar's 'Next month', 'Add' on one item after another, or
+    'CLICK [span]' on a different span each time (a tag names no element). Such runs need a longer streak."""
+    if paging or not (target or re.search(r"\d", step.action)):
+        return UNKNOWN_PAGING_REPEATS
+    return UNKNOWN_REPEATS
+
+
 def _verb_phrase(verb: str, n: int) -> str:
     past = {"click": "clicked", "type": "typed", "search": "searched for", "select": "selected", "navigate": "opened",
             "press": "pressed", "hover": "hovered over", "scroll": "scrolled", "back": "gone back", "drag": "dragged"}
@@ -197,9 +209,13 @@ def _repeat(run: PartialRun) -> Signal | None:
     if verb == "none":  # an agent that logs `None` found no element to act on: nothing was done, n times
         return _nothing_done(run, n, where)
     coords = re.search(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+", steps[-1].action)
+    unknown = not errors and bool(changes) and all(c is None for c in changes)
+    if unknown and n < _unknown_need(steps[-1], target, paging):
+        return None  # a run that does not say whether the page changed: a few repeats may be progress
     tag = re.search(r"\[([A-Za-z]+)\]", steps[-1].action)
     kind = f"{tag.group(1).lower()} " if tag and tag.group(1).lower() in TAG_NAMES else ""  # a fixed vocabulary
-    what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click" else f"the same {kind}element")
+    what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click"
+                                         else f"{kind}elements" if unknown else f"the same {kind}element")
     if verb in {"type", "search"}:
         what = "the same text" + (f" into '{target}'" if target and verb == "type" else "")
     if verb in {"scroll", "back", "wait"}:

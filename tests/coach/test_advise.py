@@ -16,6 +16,7 @@ from coach import (
     advise,
     fit,
     log_loss,
+    render_system_message,
     run_features,
     sanitize,
     seed_heuristic,
@@ -122,6 +123,42 @@ def test_next_action_comes_from_the_matching_point_of_a_success():
     assert "[82]" not in (g.suggested_action or "")
     elsewhere = advise(r.model_copy(update={"domain": "gog.com"}), [webcanvas])
     assert elsewhere.suggested_action is None, "another site's steps are never suggested"
+
+
+def _jobs_run(last_url: str) -> PartialRun:
+    return PartialRun.model_validate({"task": "Apply for a backend job at Resy", "domain": "resy.com", "steps": [
+        {"action": "google_search[Resy jobs]", "url": "https://www.google.com/search?q=Resy+jobs"},
+        {"action": "click[12]", "url": last_url}]})
+
+
+def _jobs_success(urls: list[str | None]) -> Neighbour:
+    descs = ["search resy jobs", "click the element labeled 'Careers'", "click the element labeled 'Backend Engineer'",
+             "click the element labeled 'Apply Now'"]
+    return Neighbour(id=5, similarity=0.9, success=True, domain="resy.com", task="Apply for a frontend job at Resy",
+                     summary="s", n_steps=4, steps_brief=[{"norm": "click", "desc": d, "url": u}
+                                                          for d, u in zip(descs, urls, strict=True)])
+
+
+def test_an_agent_on_another_site_is_sent_to_the_task_site_where_the_success_was():
+    where = [None, "https://resy.com/careers", "https://resy.com/careers/backend", "https://resy.com/apply"]
+    for urls in (where, [None] * 4):  # a remembered run with URLs, and one that records none (of its own site)
+        g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(urls)])
+        assert g.suggested_action == "open resy.com" and g.plan[0] == "open resy.com"
+        assert "You are on builtinnyc.com, but a successful run of a task like yours did it on resy.com" in g.advice
+        assert "earlier runs on the task's site" in render_system_message(g).content
+
+
+def test_an_agent_on_another_site_gets_only_the_steps_a_success_took_there():
+    jobs = ["https://www.google.com/search?q=x", "https://www.builtinnyc.com/company/resy",
+            "https://www.builtinnyc.com/job/1", "https://resy.com/apply"]
+    g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(jobs)])
+    assert g.plan == ["click 'Backend Engineer'"], "what that run did on builtinnyc.com, not what it did after"
+    assert g.advice.startswith("On builtinnyc.com, a successful run of a task like yours went on to")
+    third = [None, "https://www.indeed.com/x", "https://www.indeed.com/y", "https://www.indeed.com/z"]
+    assert advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(third)]).plan == [], \
+        "steps on a third site apply neither here nor on the task's site"
+    home = advise(_jobs_run("https://resy.com/"), [_jobs_success([None] * 4)])
+    assert home.plan and not home.plan[0].startswith("open"), "on the task's own site the plan goes on as before"
 
 
 def test_a_plan_never_carries_another_run_s_values_ids_or_hosts():

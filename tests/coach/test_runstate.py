@@ -58,6 +58,28 @@ def test_scrolling_without_any_page_information_is_not_a_loop_until_long():
     assert "repeat" in kinds(run([{"action": "scroll down"}] * 7))
 
 
+@pytest.mark.parametrize("actions", [
+    ["CLICK [span]"] * 3,  # a tag names no element: three spans may be three days of a calendar
+    ["CLICK [svg]"] * 5,
+    ["CLICK [button] Next month"] * 3,  # paging through a calendar
+    ["CLICK [img] Add", "SELECT: 3 [combobox] Age of Child 1", "CLICK [img] Add",
+     "TYPE: 2 [textbox] Rooms", "CLICK [img] Add"],  # 'Add' for one item after another
+    ["CLICK [span] Add"] * 3,
+])
+def test_a_run_that_says_nothing_of_its_pages_needs_a_longer_streak(actions):
+    """Runs with no URL, page text or error (recorded demonstrations): the same words may be progress."""
+    assert "repeat" not in kinds(run([{"action": "CLICK [link] Shop"}] + [{"action": a} for a in actions]))
+
+
+def test_a_long_streak_is_a_loop_even_when_the_run_says_nothing_of_its_pages():
+    named = advise(run([{"action": "CLICK [button] Search"}] * 4), [])
+    assert "You have clicked 'Search' 4 times" in named.advice
+    spans = advise(run([{"action": "CLICK [span]"}] * 6), [])
+    assert "You have clicked span elements 6 times" in spans.advice, "never 'the same' element for a bare tag"
+    failed = run([{"action": "CLICK [span]", "error": "Element is not clickable"}] * 3)
+    assert "repeat" in kinds(failed), "errors say what the page did not"
+
+
 @pytest.mark.parametrize("step,kind,words", [
     ({"action": "click('Search')", "url": "https://consent.google.com/ml?continue=x"}, "wall:consent", "consent"),
     ({"action": "click('Buy')", "url": SITE + "/login?next=/event/9"}, "wall:login", "sign in"),
