@@ -161,9 +161,10 @@ def advise(
     if lesson:
         parts.append(f"A lesson for this error: {lesson}")
     heard = (bool(signals), len(parts) > len(signals[:2]))
+    speak = speak and bool(parts)  # a plan dropped at a dead end leaves nothing to say: no "carry on" interruption
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
     error = None
-    top = signals[0] if signals else None
+    top = next((s for s in signals if s.kind in {"repeat", "errors"}), None)  # a wall first still has its repeat
     if top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
         error = "planning actions on elements that the page does not show"
     elif top is not None and top.kind == "repeat":

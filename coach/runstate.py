@@ -231,10 +231,12 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes:
         sentence += " and the page did not change"
+    count = sentence
     sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
-                  {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None})
+                  {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None,
+                   "count": count})
 
 
 def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
@@ -409,4 +411,11 @@ def run_signals(run: PartialRun) -> list[Signal]:
         found = [s for s in found if s.kind not in {"errors", "stall"}]
     if "stall" in kinds:  # "step back ... rather than the same control" once, not again from the agent's notes
         found = [s for s in found if s.kind != "struggle"]
-    return sorted(found, key=lambda s: -s.confidence)
+    found = sorted(found, key=lambda s: -s.confidence)
+    wall = next((s for s in found if s.kind.startswith("wall:") and s.kind != "wall:empty_results"), None)
+    if wall is not None and "repeat" in kinds:  # the wall says why and what to do; the repeat only how often
+        repeat = next(s for s in found if s.kind == "repeat")
+        said = Signal("repeat", repeat.confidence, f"{repeat.facts['count']}: doing it again will not get past it.",
+                      repeat.facts)
+        found = [wall, said] + [s for s in found if s is not wall and s is not repeat]
+    return found

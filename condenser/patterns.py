@@ -176,6 +176,9 @@ _LABEL_RES = [
     re.compile(r"(?:lead|go|navigate|take me) to the ([^.,;\n]{3,50}?)(?: section| page| tab)", re.I),
     re.compile(r"(?:click(?:ing)? (?:on )?|select(?:ing)? |press(?:ing)? )(?:the )?['\"“]([^'\"”\n]{2,60})['\"”]", re.I),
     re.compile(r"['\"“]([^'\"”\n]{2,60})['\"”] (?:button|link|tab|option|menu|field|checkbox)", re.I),
+    # "Clicking on the Popular Stories link with element_id [127]": a capitalised name before the control's kind
+    re.compile(r"\bclick(?:ing|ed|s)? (?:on )?the ((?-i:[A-Z0-9$])[^.,;:\n\[\]]{0,48}?) (?:section )?"
+               r"(?:button|link|tab|option|menu item|menu|icon|checkbox|dropdown)s? (?:with (?:the )?element|\[|\(element)", re.I),
 ]
 
 

@@ -319,3 +319,13 @@ def test_a_run_on_the_search_page_is_not_told_to_use_the_search():
     said = [failure_point(r, [ran_out], min_similarity=0.5).words for r in (on_results, elsewhere)]
     assert "use the site's search" not in said[0] and "change the words once" in said[0]
     assert "use the site's search" in said[1]
+
+
+def test_a_plan_dropped_at_a_dead_end_leaves_no_empty_interruption():
+    """On a blank tab another run's next steps do not apply; with nothing else to say, the coach stays silent."""
+    actions = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "Press ENTER", "go_back", "go_back"]
+    wins = [neighbour(1, 0.92, True, GOOD), neighbour(4, 0.86, True, GOOD)]
+    on_site = advise(run(actions), wins, risk_model=RiskModel(bias=6.0, kind="test", threshold=0.0))
+    assert on_site.intervene and on_site.plan, "on the site, the same run gets memory's plan"
+    blank = advise(run(actions, urls={4: "about:blank"}), wins, risk_model=RiskModel(bias=6.0, kind="test", threshold=0.0))
+    assert not blank.intervene and blank.system_message is None

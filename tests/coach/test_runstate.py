@@ -212,3 +212,16 @@ def test_a_stall_and_the_notes_saying_so_are_one_sentence():
               "thought": "the seat is still not selected, not working"} for i in range(7)]
     found = kinds(run(steps))
     assert "stall" in found and "struggle" not in found
+
+
+def test_a_repeat_at_a_wall_is_said_after_the_wall_and_with_its_remedy():
+    captcha = SITE + "/errors/validateCaptcha?x=1"
+    steps = [{"action": "click('Buy')", "url": SITE + "/event/9"}] + [{"action": "click[3]", "url": captcha}] * 5
+    g = advise(run(steps), [])
+    assert g.signals[:2] == ["wall:captcha", "repeat"]
+    first, second = g.advice.split(". ", 1)[0], g.advice
+    assert "captcha" in first
+    assert "You have clicked the same element 5 times on /errors/validateCaptcha and the page did not change: doing it" \
+           " again will not get past it." in second
+    assert "pick a different element" not in g.advice, "one remedy: the wall's"
+    assert g.error_to_avoid == "repeating the same action without a change on the page"

@@ -9,6 +9,7 @@ from condenser import (
     FailureCategory,
     Trajectory,
     condense,
+    describe_action,
     domain_of,
     error_patterns,
     failure_categories,
@@ -156,3 +157,15 @@ def test_dataset_record_keeps_labels_as_tags():
     assert t.tags["dataset"] == "online_mind2web_abp"
     assert t.tags["task_family"].startswith("level:")
     assert t.tags["origin_id"] == record["id"]
+
+
+@pytest.mark.parametrize("thought,label", [
+    ("Action description: Clicking on the Popular Stories link with element_id [127] to see the list.", "Popular Stories"),
+    ("Clicking the Comics section link with element_id [101] to return.", "Comics"),
+    ("I click on the Continue shopping button [3] to go back.", "Continue shopping"),
+    ("Clicking on the link with element_id [80] which seems to lead somewhere.", None),  # no name before the kind
+    ("clicking on the first result link with element_id [9]", None),  # a description, not a capitalised name
+])
+def test_an_element_named_before_its_kind_in_the_thought_is_the_label(thought, label):
+    desc = describe_action("click[127]", thought)
+    assert desc == (f"click the element labeled '{label}'" if label else "click (an element on the page)")
