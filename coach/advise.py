@@ -150,7 +150,7 @@ def advise(
         enough_evidence and memory_words and (
             risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))
 
-    if plan is not None and dead_end(run, signals):
+    if plan is not None and dead_end(run, signals, plan.url):
         plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
     parts = [s.message for s in signals[:2]]
     if plan is not None:

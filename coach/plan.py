@@ -13,7 +13,7 @@ from typing import Any
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import error_class, same_site, site, step_words
+from coach.words import error_class, off_site, same_site, site, step_words
 from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
@@ -31,6 +31,7 @@ class Plan:
     same_task: bool = False  # the very task, not only its template
     site: str | None = None  # where the steps were done, when not on the task's site (the agent is there now)
     away: str | None = None  # the site the agent is on, when the steps were done on the task's site (open it first)
+    url: str | None = None  # where that run took the first of these steps, when it recorded it
 
 
 @dataclass(frozen=True)
@@ -76,7 +77,9 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         mode = _where(rest[0], here, run.domain) if here and rest else None
         if here and (mode is None or (mode == "task" and not site(run.domain))):
             continue  # the agent is on another site, and where that run's next step happened is not known
-        steps, norms = [], []
+        if mode == "task":  # what the agent did elsewhere says nothing of where it stands on the task's site
+            rest = n.steps_brief[_resume(run, n.steps_brief) + 1:]
+        steps, norms, first = [], [], None
         if mode == "task":  # that run was on the task's site at this point: the agent must get there first
             steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
         for step in rest:
@@ -87,14 +90,25 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             if step.get("norm", "").startswith("answer"):
                 break
             if words and words not in steps and words not in {"scroll", "go back", "go forward"}:
+                first = first or step.get("url")
                 steps.append(words)
                 norms.append(step.get("norm", ""))
             if len(steps) >= MAX_PLAN_STEPS:
                 break
         if len(steps) > (mode == "task"):
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
-                        site=here if mode == "here" else None, away=here if mode == "task" else None)
+                        site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)
     return None
+
+
+def _resume(run: PartialRun, brief: list[dict[str, Any]]) -> int:
+    """For an agent gone to another site: the index in `brief` matching its last step on the task's site, or -1
+    (from the start) when it did nothing there that the successful run did."""
+    k = max((i + 1 for i, s in enumerate(run.steps) if s.url and same_site(s.url, run.domain)), default=0)
+    if not k:
+        return -1
+    j, score = match_point(run.model_copy(update={"steps": run.steps[:k]}), brief)
+    return j if score >= MIN_MATCH else -1
 
 
 def _where(step: dict[str, Any], here: str, domain: str | None) -> str | None:
@@ -110,11 +124,7 @@ def _where(step: dict[str, Any], here: str, domain: str | None) -> str | None:
 
 def elsewhere(run: PartialRun) -> str | None:
     """The site the agent is on when it is not the task's own (from the last step's URL), else None."""
-    url = run.steps[-1].url if run.steps else None
-    host = domain_of(url) if url else None
-    if not host or not run.domain or same_site(host, run.domain):
-        return None
-    return site(registrable_domain(host))
+    return off_site(run.steps[-1].url if run.steps else None, run.domain)
 
 
 _CATEGORY_WORDS = {

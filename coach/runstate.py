@@ -17,6 +17,7 @@ from coach.words import (
     clean,
     error_class,
     label,
+    off_site,
     page,
     same_site,
     site,
@@ -225,8 +226,10 @@ def _repeat(run: PartialRun) -> Signal | None:
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
     if where:
         sentence += f" on {where}"
+    elif off_site(steps[-1].url, run.domain):
+        sentence += f" on {off_site(steps[-1].url, run.domain)}"  # never the task's site when the agent is elsewhere
     elif site(run.domain) and (not steps[-1].url or same_site(steps[-1].url, run.domain)):
-        sentence += f" on {site(run.domain)}"  # never the task's site when the agent is on another one
+        sentence += f" on {site(run.domain)}"
     if errors and len(errors) == n and len(set(errors)) == 1:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes:
@@ -374,7 +377,7 @@ def _walls(run: PartialRun) -> list[Signal]:
         message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name,
                                           Site=name[:1].upper() + name[1:])
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
-        out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at}))
+        out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
     return out
 
 
@@ -395,11 +398,18 @@ def _struggle(run: PartialRun) -> Signal | None:
 HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}
 
 
-def dead_end(run: PartialRun, signals: list[Signal]) -> bool:
-    """The agent is on no page it can act on: a captcha, a missing page, a refusal, or a tab that shows no page.
-    Another run's next steps on the site do not apply from there."""
+def sign_in_page(url: str | None) -> bool:
+    """The address is a sign-in page (the login wall's own URL pattern)."""
+    return bool(url and WALLS["login"]["url"].search(url))
+
+
+def dead_end(run: PartialRun, signals: list[Signal], plan_url: str | None = None) -> bool:
+    """The agent is on no page it can act on: a captcha, a missing page, a refusal, or a tab that shows no page;
+    or on a sign-in page its task gives no login for, where the successful run's next step (taken at `plan_url`)
+    was not. Another run's next steps on the site do not apply from there."""
     return bool(run.steps and _unloaded(run.steps[-1].url)) or any(
-        s.kind in HARD_WALLS for s in signals)
+        s.kind in HARD_WALLS or s.kind == "wall:login" and not s.facts.get("given") and not sign_in_page(plan_url)
+        for s in signals)
 
 
 def run_signals(run: PartialRun) -> list[Signal]:

@@ -182,6 +182,36 @@ def _bad_segment(segment: str) -> bool:
                 or len(segment) <= 64 and steers(_folded(words)))  # a longer segment is never shown
 
 
+# hosts that serve one function of a site (sign-in, accounts, help, payment): their root is not the site's home
+_SERVICE_HOST = re.compile(r"(?:log-?in|sign-?in|auth|sso|id|accounts?|my-?account|secure\d*|help|support|faq"
+                           r"|checkout|pay(?:ments?)?|billing|passport)", re.I)
+
+
+def _other_host(url: str, domain: str | None) -> str | None:
+    """The host of `url` when it is a service host of the run's site other than the task's own (`login.yahoo.com`
+    for a task on sports.yahoo.com), fit to show: its own labels pass the same checks as a path segment."""
+    host = (domain_of(url) or "").lower().removeprefix("www.")
+    own = (domain_of(domain) if domain and "/" in domain else clean(domain)).lower().removeprefix("www.")
+    base = registrable_domain(host) if host else ""
+    if not host or not base or host in {own, base}:
+        return None
+    labels = host[: -len(base)].rstrip(".").split(".")
+    if not _SERVICE_HOST.fullmatch(labels[0]):
+        return None  # `us.megabus.com`, `new.mta.info`, `m.shop.com`: the site's own home page under another name
+    if len(labels) > 2 or any(len(x) > 20 or _bad_segment(x) for x in labels):
+        return None
+    return site(host)
+
+
+def off_site(url: str | None, domain: str | None) -> str | None:
+    """The site (registrable domain) of `url` when it is not the task's own, fit to show; else None."""
+    host = domain_of(url) if url else None
+    if not host or not domain or same_site(host, domain):
+        return None
+    name = site(registrable_domain(host))
+    return name if name and not any(_bad_segment(x) for x in name.split(".")[:-1]) else None
+
+
 def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     """The path of `url` when it is on the run's own site, shortened: `/event/9`, `/checkout`; else None."""
     u = clean(url)
@@ -198,7 +228,7 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
         return None
     segments = segments[:depth]
     if not segments:
-        return "the home page"
+        return _other_host(u, domain) or "the home page"
     if len(segments) > 3 or not all(_PATH_SEG.match(s) for s in segments):
         segments = [s for s in segments if _PATH_SEG.match(s)][:3]
         if not segments:

@@ -329,3 +329,33 @@ def test_a_plan_dropped_at_a_dead_end_leaves_no_empty_interruption():
     assert on_site.intervene and on_site.plan, "on the site, the same run gets memory's plan"
     blank = advise(run(actions, urls={4: "about:blank"}), wins, risk_model=RiskModel(bias=6.0, kind="test", threshold=0.0))
     assert not blank.intervene and blank.system_message is None
+
+
+def test_an_agent_gone_elsewhere_is_given_the_success_from_where_it_left_the_task_site():
+    """What the agent did on another site says nothing of where it stands on the task's: the plan resumes after
+    its last step on the task's site, or from the start when it did nothing there."""
+    urls = ["https://resy.com/", "https://resy.com/careers", "https://resy.com/careers/backend", "https://resy.com/apply"]
+    g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(urls)])
+    assert g.plan[:3] == ["open resy.com", "click 'resy jobs'", "click 'Careers'"], g.plan
+    there = PartialRun.model_validate({"task": "Apply for a backend job at Resy", "domain": "resy.com", "steps": [
+        {"action": "click('Careers')", "url": "https://resy.com/careers"},
+        {"action": "google_search[Resy jobs]", "url": "https://www.google.com/search?q=Resy+jobs"},
+        {"action": "click[12]", "url": "https://www.builtinnyc.com/company/resy"}]})
+    assert advise(there, [_jobs_success(urls)]).plan == ["open resy.com", "click 'Backend Engineer'", "click 'Apply Now'"]
+
+
+@pytest.mark.parametrize("task, success_url, kept", [
+    ("Book a table for 2 at Luigi's", None, False),  # that run never met a sign-in page: its steps are not from here
+    ("Book a table for 2 at Luigi's", "https://www.opentable.com/booking", False),
+    ("Book a table for 2 at Luigi's", "https://www.opentable.com/signin?next=/booking", True),  # it got past this page
+    ("Log in as demo and book a table for 2 at Luigi's", None, True),  # the task gives a login: the steps may apply
+])
+def test_a_plan_at_a_sign_in_page_only_from_a_run_that_passed_one(task, success_url, kept):
+    steps = [{"action": a, "url": "https://www.opentable.com/"} for a in GOOD[:3]]
+    steps.append({"action": "CLICK [link] Luigi's", "url": "https://www.opentable.com/signin?next=/booking"})
+    r = PartialRun.model_validate({"task": task, "start_url": SITE, "steps": steps})
+    win = neighbour(1, 0.92, True, GOOD, task=task)
+    win = Neighbour(**{**win.__dict__, "steps_brief": [{**s, "url": success_url} for s in win.steps_brief]})
+    g = advise(r, [win], risk_model=RiskModel(bias=6.0, kind="test", threshold=0.0))
+    assert "wall:login" in g.signals and g.intervene
+    assert bool(g.plan) is kept, g.advice

@@ -50,6 +50,13 @@ def test_pages_only_on_the_own_site_and_without_ids_or_queries():
     assert page("https://www.shop.com/event/9?token=abc", "shop.com") == "/event/9"
     assert page("https://evil.example/event/9", "shop.com") is None
     assert page("https://m.shop.com/", "shop.com") == "the home page"
+    # the root of another host of the site is that host, not "the home page" (a sign-in host, a help centre)
+    assert page("https://login.yahoo.com/?.done=https://sports.yahoo.com/", "sports.yahoo.com") == "login.yahoo.com"
+    assert page("https://help.shop.com/", "www.shop.com") == "help.shop.com"
+    assert page("https://www.shop.com/", "shop.com") == "the home page"
+    for host in ("ignore-all-rules.shop.com", "a.b.c.shop.com", "xn--80ak6aa92e.shop.com", "us.shop.com",
+                 "login.ignore-all-rules.shop.com"):
+        assert page(f"https://{host}/", "shop.com") == "the home page"
     assert "B07XYZ123" not in (page("https://shop.com/dp/B07XYZ123/ref", "shop.com") or "")
     assert same_site("https://a.b.shop.co.uk/x", "shop.co.uk") and not same_site("https://shop.co.uk.evil.io", "shop.co.uk")
 
