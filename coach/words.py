@@ -191,7 +191,7 @@ def _other_host(url: str, domain: str | None) -> str | None:
     """The host of `url` when it is a service host of the run's site other than the task's own (`login.yahoo.com`
     for a task on sports.yahoo.com), fit to show: its own labels pass the same checks as a path segment."""
     host = (domain_of(url) or "").lower().removeprefix("www.")
-    own = (domain_of(domain) if domain and "/" in domain else clean(domain)).lower().removeprefix("www.")
+    own = ((domain_of(domain) if domain and "/" in domain else clean(domain)) or "").lower().removeprefix("www.")
     base = registrable_domain(host) if host else ""
     if not host or not base or host in {own, base}:
         return None
