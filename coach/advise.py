@@ -164,14 +164,15 @@ def advise(
     speak = speak and bool(parts)  # a plan dropped at a dead end leaves nothing to say: no "carry on" interruption
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
     error = None
-    top = next((s for s in signals if s.kind in {"repeat", "errors"}), None)  # a wall first still has its repeat
+    top = next((s for s in signals if s.kind in {"repeat", "errors"} or s.kind == "stall" and s.facts.get("error")),
+               None)  # a wall first still has its repeat
     if top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
         error = "planning actions on elements that the page does not show"
     elif top is not None and top.kind == "repeat":
         what = f"{top.facts.get('action')} '{top.facts['target']}'" if top.facts.get("target") else "the same action"
         error = f"repeating {what}" + (f", which led to {top.facts['error']}" if top.facts.get("error") else
                                        " without a change on the page")
-    elif top is not None and top.kind == "errors":
+    elif top is not None:  # failed steps: on their own, or counted by a stall
         error = f"retrying the failed action unchanged (it hit {top.facts['error']})"
     confidence = 0.0
     if close:

@@ -297,10 +297,10 @@ def _stall(run: PartialRun) -> Signal | None:
     target = _target(steps[-1], run.task)
     last = f" (last: {action_verb(steps[-1].action)} '{target}')" if target else ""
     failures = f", and {failed} of those actions failed" if failed else ""
+    count = f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}"
     return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2),
-                  f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}. "
-                  "Step back: look for another way to the goal (the site's search, menu or a different link) rather "
-                  "than the same control.", {"page": where, "steps": n, "failed": failed})
+                  f"{count}. Step back: look for another way to the goal (the site's search, menu or a different link) "
+                  "rather than the same control.", {"page": where, "steps": n, "failed": failed, "count": count})
 
 
 def _errors(run: PartialRun) -> Signal | None:
@@ -313,7 +313,8 @@ def _errors(run: PartialRun) -> Signal | None:
     verb = action_verb(run.steps[-1].action)
     return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
                   f"{len(failed)} of your last {len(recent)} actions failed, the last with {main}. "
-                  f"Change approach: {_remedy(verb, main)}.", {"failed": len(failed), "error": main})
+                  f"Change approach: {_remedy(verb, main)}.",
+                  {"failed": len(failed), "error": main, "remedy": _remedy(verb, main)})
 
 
 _WALL_WORDS = {
@@ -417,15 +418,23 @@ def run_signals(run: PartialRun) -> list[Signal]:
     found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
     found += _walls(run)
     kinds = {s.kind for s in found}
+    # one remedy per message: each later rule keeps the signal that says what to do and folds the others into it
     if "repeat" in kinds:  # the repeat message already names the errors and the page
         found = [s for s in found if s.kind not in {"errors", "stall"}]
-    if "stall" in kinds:  # "step back ... rather than the same control" once, not again from the agent's notes
+    if len(found) > 1:  # "your own notes say ... not working" only when nothing else says why and what to do
         found = [s for s in found if s.kind != "struggle"]
+    kinds = {s.kind for s in found}
+    if {"stall", "errors"} <= kinds:  # the stall counts the failures; the errors' remedy is the specific one
+        stall, errors = (next(s for s in found if s.kind == k) for k in ("stall", "errors"))
+        said = Signal("stall", max(stall.confidence, errors.confidence),
+                      f"{stall.facts['count']}, the last with {errors.facts['error']}. Change approach: "
+                      f"{errors.facts['remedy']}.", {**stall.facts, "error": errors.facts["error"]})
+        found = [said] + [s for s in found if s.kind not in {"stall", "errors"}]
     found = sorted(found, key=lambda s: -s.confidence)
     wall = next((s for s in found if s.kind.startswith("wall:") and s.kind != "wall:empty_results"), None)
-    if wall is not None and "repeat" in kinds:  # the wall says why and what to do; the repeat only how often
-        repeat = next(s for s in found if s.kind == "repeat")
-        said = Signal("repeat", repeat.confidence, f"{repeat.facts['count']}: doing it again will not get past it.",
-                      repeat.facts)
-        found = [wall, said] + [s for s in found if s is not wall and s is not repeat]
+    counted = next((s for s in found if s.kind in {"repeat", "stall"}), None)
+    if wall is not None and counted is not None:  # the wall says why and what to do; the rest only how long
+        ending = ": doing it again will not get past it." if counted.kind == "repeat" else "."
+        said = Signal(counted.kind, counted.confidence, f"{counted.facts['count']}{ending}", counted.facts)
+        found = [wall, said] + [s for s in found if s is not wall and s is not counted]
     return found

@@ -252,7 +252,8 @@ ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
     ("an element that no longer exists", re.compile(r"stale element|detached|not attached", re.I)),
     ("an element that was not found", re.compile(
         r"no (?:such )?element|not found in|could not find|unable to (?:find|locate)|no node|does not exist"
-        r"|invalid (?:element|selector|index)|element (?:id|index)|index out of range|no element", re.I)),
+        r"|invalid (?:element|selector|index)|element (?:id|index)|index out of range|no element|nosuchelement"
+        r"|\b(?:element|selector|node|button|link|locator|target)s? (?:was |were |is )?not found", re.I)),
     ("a page that was not found", re.compile(r"\b404\b|page not found|not found", re.I)),
     ("a server error", re.compile(r"\b5\d\d\b|internal server error|bad gateway|service unavailable", re.I)),
     ("a timeout", re.compile(r"timed? ?out|timeout|deadline exceeded", re.I)),

@@ -229,3 +229,36 @@ def test_a_repeat_at_a_wall_is_said_after_the_wall_and_with_its_remedy():
            " again will not get past it." in second
     assert "pick a different element" not in g.advice, "one remedy: the wall's"
     assert g.error_to_avoid == "repeating the same action without a change on the page"
+
+
+_REMEDIES = ("Step back", "Change approach", "Doing it again will not help", "Stop and re-plan", "do not guess them",
+             "Do not type guesses")
+_NOTE = "I am stuck, this is not working."
+
+
+@pytest.mark.parametrize("steps, said", [
+    # a stall with failures: the stall counts them, the errors' remedy (the specific one) is said once
+    ([{"action": f"click('Filter {i}')", "url": SITE + "/search?q=x", "error": "element not found" if i >= 4 else None}
+      for i in range(6)], ("for the last 6 steps", "the last with an element that was not found", "Change approach")),
+    # a sign-in page the agent has stood on: the wall's remedy, the stall as how long
+    ([{"action": f"click('Field {i}')", "url": SITE + "/login?next=/cart", "error": "element not found" if i % 2 else None}
+      for i in range(6)], ("asking you to sign in", "for the last 6 steps")),
+    # a captcha and the agent's own notes: the wall says why and what to do
+    ([{"action": f"click('Verify {i}')", "url": SITE + "/errors/validateCaptcha", "thought": _NOTE} for i in range(3)],
+     ("captcha",)),
+    # a repeat and the agent's own notes
+    ([{"action": "click('Trailer')", "url": SITE + "/movies", "observation": "same", "thought": _NOTE}] * 3,
+     ("3 times on /movies", "Doing it again will not help")),
+])
+def test_a_message_holds_one_remedy(steps, said):
+    g = advise(run(steps), [])
+    assert g.intervene
+    assert all(w in g.advice for w in said), g.advice
+    assert sum(g.advice.count(r) for r in _REMEDIES) == 1, g.advice
+    assert "Your own notes" not in g.advice
+
+
+def test_a_stall_with_failures_keeps_the_error_to_avoid():
+    steps = [{"action": f"click('Filter {i}')", "url": SITE + "/search?q=x", "error": "element not found" if i >= 4 else None}
+             for i in range(6)]
+    assert advise(run(steps), []).error_to_avoid == "retrying the failed action unchanged (it hit an element that was not found)"

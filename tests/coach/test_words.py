@@ -35,6 +35,10 @@ def test_ordinary_labels_pass(text):
 
 @pytest.mark.parametrize("error,cls", [
     ("Element [61] not found in the page", "an element that was not found"),
+    ("element not found", "an element that was not found"),
+    ("NoSuchElementException: #buy", "an element that was not found"),
+    ("Locator not found: text=Next", "an element that was not found"),
+    ("HTTP 404: page not found", "a page that was not found"),
     ("Button is disabled", "a disabled element"),
     ("<div class=cookie> intercepts pointer events", "another element covering the target"),
     ("Timeout 30000ms exceeded", "a timeout"),
