@@ -3,8 +3,8 @@
 Each check is written from the agent's side, not from the coach's templates: a message "shows internals"
 when it carries a score, a feature's wording or the agent's identity; it is "grounded" when it names
 something of the run itself (its site, a label it acted on, a page it was on) or a plan on its own site;
-it "carries another run's details" when it holds an element id, a coordinate, a host of another site, or a
-value typed by a retrieved run that is not in the current task.
+it "carries another run's details" when it holds an element id, a coordinate, the host of a site that is neither
+the task's nor one the run was on, or a value typed by a retrieved run that is not in the current task.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def foreign_details(text: str, run: PartialRun, neighbours: list[Neighbour], typ
     if _IDS.search(text):
         return True
     own = registrable_domain(run.domain) if run.domain else None
-    if any(registrable_domain(h.lower()) != own for h in _HOSTS.findall(text)):
+    visited = {own} | {registrable_domain(domain_of(s.url)) for s in run.steps if s.url and domain_of(s.url)}
+    if any(registrable_domain(h.lower()) not in visited for h in _HOSTS.findall(text)):  # where the run went is its own
         return True
     low = text.lower()
     task = run.task.lower() + " " + " ".join(s.action.lower() for s in run.steps)
@@ -131,7 +132,7 @@ def summarize_advice(records: list[dict]) -> dict:
     """Figures over the advice records of one scope (one per evaluated prefix)."""
     spoke = [r for r in records if r["intervene"]]
     texts = Counter(r["text"] for r in spoke)
-    loops = [r for r in records if r["looping"]]
+    loops = [r for r in records if r["looping"] and r["success"] is not True]  # a success's "increment" x3 is no loop
     walls = [r for r in records if r["wall"]]
     scrolls = [r for r in records if r["scrolling"]]
     healthy = [r for r in records if r["success"] is True]

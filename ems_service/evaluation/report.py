@@ -70,10 +70,11 @@ def markdown(report: dict) -> str:
             "## Advice: what the agent reads (coach asked after steps 5 and 8)", "",
             "internals = share of interventions showing scores, feature words or identity; grounded = naming the "
             "run's own site, a label it acted on, a page it was on, or its repeated action; foreign = carrying an "
-            "element id, coordinate, another site's host or a value typed by a retrieved run; most common = share "
-            "of the most frequent message; looping = runs whose last three actions are identical; walls = a "
-            "consent, login or captcha wall visible in the last step; scroll repeats = the last three actions are the same "
-            "scroll (reading down a page; not counted as looping).", "",
+            "element id, coordinate, the host of a site neither the task's nor visited by the run, or a value typed by "
+            "a retrieved run; most common = share of the most frequent message; looping = runs not labelled "
+            "successful whose last three actions are identical; walls = a consent, login or captcha wall visible in "
+            "the last step; scroll repeats = the last three actions are the same scroll (reading down a page; not "
+            "counted as looping).", "",
             _table(["scope", "prefixes", "interventions", "internals", "grounded", "foreign", "most common",
                     "distinct", "with action/error", "looping runs", "looping warned", "scroll repeats",
                     "scroll repeats interrupted", "walls", "walls named", "healthy interrupted"],

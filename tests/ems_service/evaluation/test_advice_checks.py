@@ -1,0 +1,23 @@
+"""The advice checks of the evaluation, on messages written by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from coach import PartialRun
+from ems_service.evaluation.advice import foreign_details
+
+RUN = PartialRun(task="Find a receipt for eTicket 123 on united", domain="united.com", steps=[
+    {"action": "search('receipt 123')", "url": "https://www.google.com/search?q=receipt"},
+    {"action": "click('Where can I get my receipt?')", "url": "https://faq-en.jal.co.jp/app/answers/26979"}])
+
+
+@pytest.mark.parametrize("text, foreign", [
+    ("You are on jal.co.jp, but a successful run did it on united.com: open united.com.", False),  # both the run's
+    ("You have searched for the same text 3 times on google.com.", False),  # the run was there
+    ("A successful run did it on delta.com: open delta.com.", True),  # neither the task's nor visited
+    ("Click [61] next.", True),
+    ("Click 'MY TRIPS', then 'Find a receipt'.", False),
+])
+def test_a_host_is_foreign_only_when_the_run_was_never_there(text, foreign):
+    assert foreign_details(text, RUN, [], {}) is foreign
