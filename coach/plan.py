@@ -10,14 +10,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import error_class, off_site, same_site, site, step_words
+from coach.words import error_class, off_site, same_site, site, step_label, step_words
 from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
 MIN_MATCH = 0.45
+URL_LOOKAHEAD = 6  # how far into a plan the run's addresses may show a step as done
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             continue  # the agent is on another site, and where that run's next step happened is not known
         if mode == "task":  # what the agent did elsewhere says nothing of where it stands on the task's site
             rest = n.steps_brief[_resume(run, n.steps_brief) + 1:]
+        rest = rest[shown_by_url(run, rest):]
         steps, norms, first = [], [], None
         if mode == "task":  # that run was on the task's site at this point: the agent must get there first
             steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
@@ -99,6 +102,36 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
                         site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)
     return None
+
+
+def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:
+    """How many of `steps` the run's own addresses on the task's site show as done: the plan goes on after the
+    last step (among the first few) whose label is a path segment or a query value of a page the agent has been
+    on ('Socks' at /kids/innerwear/socks, 'S' at ?prefn1=size&prefv1=S). An agent whose actions name no label
+    (`click[146]`) is otherwise aligned by position alone, and was told to click what its address shows it did."""
+    segments: set[str] = set()
+    values: set[str] = set()
+    for s in run.steps:
+        if not s.url or not same_site(s.url, run.domain):
+            continue
+        try:
+            parts = urlsplit(s.url)
+            pairs = parse_qsl(parts.query)
+        except ValueError:
+            continue
+        segments |= {_slug(unquote(p)) for p in parts.path.split("/")}
+        values |= {_slug(v) for _, v in pairs}
+    done = 0
+    for i, step in enumerate(steps[:URL_LOOKAHEAD]):
+        name = step_label(step.get("action") or step.get("norm", ""), step.get("desc"))
+        slug = _slug(name or "")
+        if slug and not slug.isdigit() and (slug in values or len(slug) > 1 and slug in segments):
+            done = i + 1
+    return done
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "-", text.lower().removesuffix(".html").removesuffix(".htm")).strip("-")
 
 
 def _resume(run: PartialRun, brief: list[dict[str, Any]]) -> int:
@@ -182,7 +215,7 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             if not (step.get("failed") or step.get("norm") == "none"):
                 continue
             words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
-                               domain=run.domain, url=step.get("url"), other_task=n.task)
+                               domain=run.domain, url=step.get("url"), other_task=n.task, specific=True)
             if not words:
                 continue
             problem = error_class(step.get("error")) if step.get("error") else "an element that was not found"
@@ -215,7 +248,7 @@ def _stuck_on(brief: list[dict[str, Any]], run: PartialRun, other_task: str) -> 
             break
         step = first[norm]
         words = step_words(step.get("action") or norm, step.get("desc"), task=run.task, domain=run.domain,
-                           url=step.get("url"), other_task=other_task)
+                           url=step.get("url"), other_task=other_task, specific=True)
         if words:
             return words
     return None

@@ -253,7 +253,8 @@ ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
     ("an element that was not found", re.compile(
         r"no (?:such )?element|not found in|could not find|unable to (?:find|locate)|no node|does not exist"
         r"|invalid (?:element|selector|index)|element (?:id|index)|index out of range|no element|nosuchelement"
-        r"|\b(?:element|selector|node|button|link|locator|target)s? (?:was |were |is )?not found", re.I)),
+        r"|\b(?:element|selector|node|button|link|locator|target)s?(?: ?\[[^\]]{0,20}\]| \S{1,40})? (?:was |were |is )?"
+        r"not found", re.I)),
     ("a page that was not found", re.compile(r"\b404\b|page not found|not found", re.I)),
     ("a server error", re.compile(r"\b5\d\d\b|internal server error|bad gateway|service unavailable", re.I)),
     ("a timeout", re.compile(r"timed? ?out|timeout|deadline exceeded", re.I)),
@@ -330,11 +331,13 @@ def _foreign(text: str, task: str, other_task: str | None) -> bool:
 
 
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,
-               url: str | None = None, other_task: str | None = None) -> str | None:
+               url: str | None = None, other_task: str | None = None, specific: bool = False) -> str | None:
     """An action in words the agent may read (verb + visible label), or None when nothing safe is left.
 
     Never an element id, index or coordinate; a typed value only when the current task contains it; a
-    navigation only within the run's own site; answers and stops are never suggested.
+    navigation only within the run's own site; answers and stops are never suggested. A label of the other
+    run's own parameters is "the entry that matches your task" in a plan; with `specific` (what a failed run did
+    wrong) it is None: "it went wrong when it tried to click the entry that matches your task" says nothing.
     """
     verb = action_verb(action)
     if verb in {"answer", "none", "other", "wait"}:
@@ -371,17 +374,23 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if value:
             return f"type '{value}'" + (f" into the '{field}' field" if field else "")
         return f"fill in the '{field}' field with the value your task gives" if field else None
-    labeled = re.search(r"labeled '([^']{1,60})'", description or "")
-    target = (label(labeled.group(1)) if labeled else None) or action_label(action)
-    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
-        target = _desc_label(description)
+    target = step_label(action, description)
     if target and not task_label(target, task):
         target = None
     if not target:
         return None
     if _foreign(target, task, other_task):
-        return f"{_VERB_WORDS.get(verb, verb)} the entry that matches your task"
+        return None if specific else f"{_VERB_WORDS.get(verb, verb)} the entry that matches your task"
     return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
+
+
+def step_label(action: str, description: str | None) -> str | None:
+    """The visible label a remembered step acted on (from its description, else its action), whitelisted."""
+    labeled = re.search(r"labeled '([^']{1,60})'", description or "")
+    target = (label(labeled.group(1)) if labeled else None) or action_label(action)
+    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
+        target = _desc_label(description)
+    return target
 
 
 def _field_label(action: str, description: str | None) -> str | None:

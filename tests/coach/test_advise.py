@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -21,6 +22,7 @@ from coach import (
     sanitize,
     seed_heuristic,
 )
+from coach.plan import failure_point, shown_by_url
 from condenser import condense
 
 SITE = "https://www.opentable.com/"
@@ -359,3 +361,40 @@ def test_a_plan_at_a_sign_in_page_only_from_a_run_that_passed_one(task, success_
     g = advise(r, [win], risk_model=RiskModel(bias=6.0, kind="test", threshold=0.0))
     assert "wall:login" in g.signals and g.intervene
     assert bool(g.plan) is kept, g.advice
+
+
+def test_a_failure_is_never_said_by_another_run_s_own_entry():
+    """'it kept trying to click the entry that matches your task' tells the agent nothing: the failure is said by
+    how it ended, or by a step it can recognise."""
+    stuck = ["Navigate to https://www.opentable.com/", "CLICK [link] Nobu Downtown", "CLICK [link] Nobu Downtown",
+             "CLICK [link] Nobu Downtown", "CLICK [button] Nobu Downtown"]
+    failed = neighbour(9, 0.93, False, stuck, {4: "Element [12] not found"}, task="Book a table for 6 at Nobu Downtown")
+    failed = dataclasses.replace(failed, failure_categories=["step_limit"])
+    point = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [link] Luigi's"]), [failed],
+                          min_similarity=0.5)
+    assert point is not None and "the entry that matches your task" not in point.words
+    assert "Nobu" not in point.words and "ran out of steps" in point.words, point.words
+    kept = neighbour(9, 0.93, False, stuck[:1] + ["CLICK [button] Find a table"] * 3, task="Book a table for 6 at Nobu")
+    kept = dataclasses.replace(kept, failure_categories=["step_limit"])
+    said = failure_point(run(["Navigate to https://www.opentable.com/"]), [kept], min_similarity=0.5)
+    assert said is not None and "kept trying to click 'Find a table'" in said.words, "a label the agent can see stays"
+
+
+@pytest.mark.parametrize("url, first", [
+    ("https://www.opentable.com/", "click 'Italian'"),  # nothing done yet that the address shows
+    ("https://www.opentable.com/cuisine/italian", "click 'Dinner'"),  # a path segment: 'Italian' is done
+    ("https://www.opentable.com/cuisine/italian?meal=Dinner&page=2", "click 'Luigi"),  # and a query value
+])
+def test_a_plan_skips_the_steps_the_agent_s_address_shows_as_done(url, first):
+    """An agent whose actions name no label is aligned by position; its address still shows what it chose."""
+    good = ["Navigate to https://www.opentable.com/", "CLICK [link] Italian", "CLICK [button] Dinner",
+            "CLICK [link] Luigi's", "CLICK [button] Find a table"]
+    g = advise(run(["click[12]"], urls={0: url}), [neighbour(1, 0.95, True, good)])
+    assert g.plan and g.plan[0].startswith(first), g.plan
+
+
+def test_an_address_does_not_skip_a_step_by_a_number_or_a_letter_in_its_path():
+    steps = neighbour(1, 0.95, True, ["CLICK [link] 2", "CLICK [button] S", "CLICK [link] Luigi's"]).steps_brief
+    assert shown_by_url(run(["click[12]"], urls={0: "https://www.opentable.com/s/2/list?page=2"}), steps) == 0
+    assert shown_by_url(run(["click[12]"], urls={0: "https://www.opentable.com/list?size=S"}), steps) == 2
+    assert shown_by_url(run(["click[12]"], urls={0: "https://elsewhere.com/luigi-s"}), steps) == 0, "another site's"

@@ -36,6 +36,10 @@ def test_ordinary_labels_pass(text):
 @pytest.mark.parametrize("error,cls", [
     ("Element [61] not found in the page", "an element that was not found"),
     ("element not found", "an element that was not found"),
+    ("Element [12] not found", "an element that was not found"),
+    ("Button 'Next' was not found", "an element that was not found"),
+    ("selector #buy-now not found", "an element that was not found"),
+    ("Requested URL /cart was not found on this server", "a page that was not found"),
     ("NoSuchElementException: #buy", "an element that was not found"),
     ("Locator not found: text=Next", "an element that was not found"),
     ("HTTP 404: page not found", "a page that was not found"),
