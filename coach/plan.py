@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import error_class, off_site, same_site, site, step_label, step_words
+from coach.words import ANY_ENTRY, error_class, off_site, same_site, site, step_label, step_words
 from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
@@ -92,6 +92,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                                domain=run.domain, url=step.get("url"), other_task=n.task)
             if step.get("norm", "").startswith("answer"):
                 break
+            if not template and words and words.endswith(ANY_ENTRY):
+                break  # another task's choice: what the agent should pick there, and all after it, is unknown
             if words and words not in steps and words not in {"scroll", "go back", "go forward"}:
                 first = first or step.get("url")
                 steps.append(words)

@@ -330,6 +330,9 @@ def _foreign(text: str, task: str, other_task: str | None) -> bool:
     return low in " ".join(_folded(clean(other_task)).split()) and low not in " ".join(_folded(clean(task)).split())
 
 
+ANY_ENTRY = "the entry that matches your task"  # a label of another run's own parameters, in a plan
+
+
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,
                url: str | None = None, other_task: str | None = None, specific: bool = False) -> str | None:
     """An action in words the agent may read (verb + visible label), or None when nothing safe is left.
@@ -380,7 +383,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
     if not target:
         return None
     if _foreign(target, task, other_task):
-        return None if specific else f"{_VERB_WORDS.get(verb, verb)} the entry that matches your task"
+        return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
     return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
 
 

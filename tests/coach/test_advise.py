@@ -398,3 +398,16 @@ def test_an_address_does_not_skip_a_step_by_a_number_or_a_letter_in_its_path():
     assert shown_by_url(run(["click[12]"], urls={0: "https://www.opentable.com/s/2/list?page=2"}), steps) == 0
     assert shown_by_url(run(["click[12]"], urls={0: "https://www.opentable.com/list?size=S"}), steps) == 2
     assert shown_by_url(run(["click[12]"], urls={0: "https://elsewhere.com/luigi-s"}), steps) == 0, "another site's"
+
+
+def test_a_plan_from_another_task_stops_at_that_task_s_own_choice():
+    """'a similar successful run went on to: click the entry that matches your task' names nothing: another task's
+    choice, and the steps that depend on it, are not the agent's."""
+    other = ["Navigate to https://www.opentable.com/", "CLICK [button] Reservations", "CLICK [link] Nobu Downtown",
+             "CLICK [button] Find a table"]
+    similar = neighbour(7, 0.95, True, other, task="Show the wine list of Nobu Downtown for a tasting")
+    g = advise(run(["Navigate to https://www.opentable.com/"]), [similar])
+    assert g.plan == ["click 'Reservations'"], g.plan
+    like = neighbour(7, 0.95, True, other, task="Book a table for 6 at Nobu Downtown")  # the same template
+    assert advise(run(["Navigate to https://www.opentable.com/"]), [like]).plan == [
+        "click 'Reservations'", "click the entry that matches your task", "click 'Find a table'"]
