@@ -384,8 +384,9 @@ def _walls(run: PartialRun) -> list[Signal]:
 
 def _struggle(run: PartialRun) -> Signal | None:
     recent = run.steps[-3:]
-    hits = sum(1 for s in recent if s.thought and _STRUGGLE.search(clean(s.thought)))
-    if len(recent) < 3 or hits < 2:
+    said = [bool(s.thought and _STRUGGLE.search(clean(s.thought))) for s in recent]
+    hits = sum(said)
+    if len(recent) < 3 or hits < 2 or not said[-1]:  # the latest note has moved on ("I can see results"): so has it
         return None
     where = page(run.steps[-1].url, run.domain)
     target = _target(run.steps[-1], run.task)

@@ -262,3 +262,14 @@ def test_a_stall_with_failures_keeps_the_error_to_avoid():
     steps = [{"action": f"click('Filter {i}')", "url": SITE + "/search?q=x", "error": "element not found" if i >= 4 else None}
              for i in range(6)]
     assert advise(run(steps), []).error_to_avoid == "retrying the failed action unchanged (it hit an element that was not found)"
+
+
+@pytest.mark.parametrize("notes, said", [
+    (["The search did not work, let me try again.", "Still nothing, this is not working.", "Still not loading."], True),
+    (["I see a technical error. Let me try again.", "I see a technical error. Let me try again.",
+      "I can see search results. The first result is the permit page."], False),  # the latest note moved on
+])
+def test_the_agent_s_notes_count_only_while_its_latest_still_says_so(notes, said):
+    steps = [{"action": f"click('Result {i}')", "url": SITE + f"/search?page={i}", "thought": t}
+             for i, t in enumerate(notes)]
+    assert ("struggle" in {s.kind for s in run_signals(run(steps))}) is said
