@@ -150,12 +150,13 @@ def advise(
         enough_evidence and memory_words and (
             risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))
 
-    if plan is not None and dead_end(run, signals, plan.url):
+    finished = any(s.kind == "done" for s in signals)  # the agent believes it is done: no more steps to take
+    if plan is not None and (finished or dead_end(run, signals, plan.url)):
         plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
     parts = [s.message for s in signals[:2]]
     if plan is not None:
         parts.append(_plan_sentence(plan, run.domain))
-    if failed_at is not None and (not signals or risk >= config.moderate_risk):
+    if failed_at is not None and not finished and (not signals or risk >= config.moderate_risk):
         parts.append(failed_at.words)
     lesson = _usable_lesson(lessons or [], run)
     if lesson:
@@ -166,7 +167,9 @@ def advise(
     error = None
     top = next((s for s in signals if s.kind in {"repeat", "errors"} or s.kind == "stall" and s.facts.get("error")),
                None)  # a wall first still has its repeat
-    if top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
+    if finished:
+        error = "acting on the page after your own notes say the task is complete"
+    elif top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
         error = "planning actions on elements that the page does not show"
     elif top is not None and top.kind == "repeat":
         what = f"{top.facts.get('action')} '{top.facts['target']}'" if top.facts.get("target") else "the same action"

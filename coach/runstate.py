@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from coach.models import PartialRun
+from coach.notes import STUCK, says_done, says_stuck
 from coach.words import (
     TAG_NAMES,
     action_label,
@@ -28,12 +29,6 @@ from condenser import Step, action_target, action_verb, describe_action, domain_
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
                      r"|see more|view more|month|week|year|day)\b|[›»>]{1,2}|^\s*\d+\s*$", re.I)
-_STRUGGLE = re.compile(
-    r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't|isn't|aren't|appears?|shows?"
-    r"|empty|loading|nothing|missing)|unable to|cannot find|can't find|couldn't find|could not find|not working"
-    r"|didn't (?:work|open|load|change|respond)|did not (?:work|open|load|change)|doesn't (?:seem|appear|open|work)"
-    r"|(?:aren't|isn't|not) (?:showing|loading|appearing|displayed|visible|responding)|nothing happened|no change"
-    r"|stuck|same page|again|keeps? (?:failing|showing|returning)|not responding|appears? (?:empty|blank))\b", re.I)
 
 WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     "consent": {
@@ -291,7 +286,7 @@ def _stall(run: PartialRun) -> Signal | None:
         return None
     tail = steps[-n:]
     failed = sum(1 for s in tail if s.failed or action_verb(s.action) == "none")
-    if failed < 2 and not any(_STRUGGLE.search(s.thought or "") for s in tail[-3:]):
+    if failed < 2 and not any(STUCK.search(s.thought or "") for s in tail[-3:]):
         return None
     where = page(steps[-1].url, run.domain) or "the same page"
     target = _target(steps[-1], run.task)
@@ -355,7 +350,7 @@ def _walls(run: PartialRun) -> list[Signal]:
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
         words = clean(last.thought or "")
         in_words = bool(words and patterns["text"].search(words) and not _HANDLED.search(words)
-                        and (_STRUGGLE.search(words) or _BLOCKING.search(words)))
+                        and (STUCK.search(words) or _BLOCKING.search(words)))
         before = bool(prev and (
             (prev.url and patterns["url"].search(prev.url))
             or any(patterns["text"].search(clean(t)[:5000]) for t in (prev.observation, prev.error, prev.thought) if t)))
@@ -384,7 +379,7 @@ def _walls(run: PartialRun) -> list[Signal]:
 
 def _struggle(run: PartialRun) -> Signal | None:
     recent = run.steps[-3:]
-    said = [bool(s.thought and _STRUGGLE.search(clean(s.thought))) for s in recent]
+    said = [says_stuck(s.thought) for s in recent]
     hits = sum(said)
     if len(recent) < 3 or hits < 2 or not said[-1]:  # the latest note has moved on ("I can see results"): so has it
         return None
@@ -395,6 +390,23 @@ def _struggle(run: PartialRun) -> Signal | None:
                   f"Your own notes say the last steps{did}{' on ' + where if where else ''} are not working. Stop and "
                   "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
                   "filters) instead of retrying the same control.", {"notes": hits})
+
+
+def _done(run: PartialRun) -> Signal | None:
+    """The agent's notes say the task is complete (two of the last three, the latest among them), yet it acts on
+    the page instead of ending the run: such runs run out of steps (135 of the 139 dev runs that did this failed)."""
+    recent = run.steps[-3:]
+    said = [says_done(s.thought) for s in recent]
+    if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
+        return None
+    where = page(recent[-1].url, run.domain)
+    target = _target(recent[-1], run.task)
+    did = f" ({action_verb(recent[-1].action)} '{target}'{' on ' + where if where else ''})" if target else (
+        f" (on {where})" if where else "")
+    return Signal("done", 0.7,
+                  f"Your own notes say the task is complete, yet you are still acting on the page{did}. If the page "
+                  "shows everything the task asks for, end the run now with your answer (your stop or answer "
+                  "action); if it does not, name what is still missing and act only for that.", {"notes": sum(said)})
 
 
 HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}
@@ -418,6 +430,12 @@ def run_signals(run: PartialRun) -> list[Signal]:
     """Everything the run itself shows, strongest first."""
     found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
     found += _walls(run)
+    walled = any(s.kind.startswith("wall:") and s.kind != "wall:empty_results" for s in found)
+    done = None if walled else _done(run)  # a page in the way is a fact; the agent's "done" there is a belief
+    if done is not None:  # why it goes round: it believes it is finished; the rest only counts how long
+        how_long = next((s for s in found if s.kind in {"repeat", "stall"} and s.facts.get("count")), None)
+        return [done] + ([Signal(how_long.kind, how_long.confidence, f"{how_long.facts['count']}.", how_long.facts)]
+                         if how_long else [])
     kinds = {s.kind for s in found}
     # one remedy per message: each later rule keeps the signal that says what to do and folds the others into it
     if "repeat" in kinds:  # the repeat message already names the errors and the page
@@ -433,7 +451,7 @@ def run_signals(run: PartialRun) -> list[Signal]:
         found = [said] + [s for s in found if s.kind not in {"stall", "errors"}]
     found = sorted(found, key=lambda s: -s.confidence)
     wall = next((s for s in found if s.kind.startswith("wall:") and s.kind != "wall:empty_results"), None)
-    counted = next((s for s in found if s.kind in {"repeat", "stall"}), None)
+    counted = next((s for s in found if s.kind in {"repeat", "stall"} and s.facts.get("count")), None)
     if wall is not None and counted is not None:  # the wall says why and what to do; the rest only how long
         ending = ": doing it again will not get past it." if counted.kind == "repeat" else "."
         said = Signal(counted.kind, counted.confidence, f"{counted.facts['count']}{ending}", counted.facts)

@@ -411,3 +411,14 @@ def test_a_plan_from_another_task_stops_at_that_task_s_own_choice():
     like = neighbour(7, 0.95, True, other, task="Book a table for 6 at Nobu Downtown")  # the same template
     assert advise(run(["Navigate to https://www.opentable.com/"]), [like]).plan == [
         "click 'Reservations'", "click the entry that matches your task", "click 'Find a table'"]
+
+
+def test_no_plan_for_an_agent_that_believes_it_is_done():
+    done = "The task has been completed; no further action is required."
+    steps = [{"action": a, "thought": done if i >= 1 else None, "url": SITE + "/r/luigis"}
+             for i, a in enumerate(GOOD[:4])]
+    g = advise(PartialRun.model_validate({"task": "Book a table for 2 at Luigi's", "start_url": SITE, "steps": steps}),
+               memory())
+    assert g.intervene and "Your own notes say the task is complete" in g.advice
+    assert not g.plan and g.suggested_action is None, "no more steps for a run that should end"
+    assert "went wrong" not in g.advice and "ran out of steps" not in g.advice

@@ -273,3 +273,35 @@ def test_the_agent_s_notes_count_only_while_its_latest_still_says_so(notes, said
     steps = [{"action": f"click('Result {i}')", "url": SITE + f"/search?page={i}", "thought": t}
              for i, t in enumerate(notes)]
     assert ("struggle" in {s.kind for s in run_signals(run(steps))}) is said
+
+
+_DONE = "The task of finding the score has been completed, and no further action is required."
+
+
+@pytest.mark.parametrize("notes, last, said", [
+    ([_DONE, _DONE, _DONE], "click('Final score')", True),
+    (["I will open the scores page.", _DONE, "Since the task is complete, no further action is needed."],
+     "click('Final score')", True),
+    ([_DONE, _DONE, "I still need the date of the game; I will open the schedule."], "click('Schedule')", False),
+    ([_DONE, _DONE, _DONE], "answer('31-20')", False),  # it ended the run
+    (["Once the task is complete I will report it.", "I need to make sure the task is done before answering.",
+      "To ensure the task is finished, I will check the box score."], "click('Box score')", False),  # no claims
+])
+def test_an_agent_that_says_it_is_done_but_goes_on_is_told_to_end_the_run(notes, last, said):
+    steps = [{"action": "click('Final score')", "url": SITE + "/games/sb-54", "thought": t} for t in notes]
+    steps[-1]["action"] = last
+    g = advise(run(steps), [])
+    assert ("Your own notes say the task is complete" in g.advice) is said, g.advice
+    if said:
+        assert g.intervene and "end the run now with your answer" in g.advice
+        assert g.error_to_avoid == "acting on the page after your own notes say the task is complete"
+        assert sum(g.advice.count(r) for r in _REMEDIES) == 0, "the done remedy is the one remedy"
+        assert "31-20" not in g.advice and "score has been" not in g.advice, "the notes are read, never quoted"
+
+
+@pytest.mark.parametrize("thought", [None, _DONE])
+def test_steps_that_found_nothing_at_a_wall_are_said_without_a_crash(thought):
+    steps = [{"action": "None", "url": SITE + "/errors/validateCaptcha", "thought": thought} for _ in range(4)]
+    g = advise(run(steps), [])
+    assert g.intervene and g.advice
+    assert "captcha" in g.advice.lower() and "notes say the task is complete" not in g.advice, "the wall is a fact"

@@ -1,0 +1,39 @@
+"""What the agent's own notes (its thoughts) say about the run: that it is stuck, or that the task is done.
+
+Read, never quoted: the words the agent reads back are the coach's own (`coach.runstate`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from coach.words import clean
+
+STUCK = re.compile(
+    r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't|isn't|aren't|appears?|shows?"
+    r"|empty|loading|nothing|missing)|unable to|cannot find|can't find|couldn't find|could not find|not working"
+    r"|didn't (?:work|open|load|change|respond)|did not (?:work|open|load|change)|doesn't (?:seem|appear|open|work)"
+    r"|(?:aren't|isn't|not) (?:showing|loading|appearing|displayed|visible|responding)|nothing happened|no change"
+    r"|stuck|same page|again|keeps? (?:failing|showing|returning)|not responding|appears? (?:empty|blank))\b", re.I)
+
+_DONE = re.compile(
+    r"\b(?:(?:task|goal|objective|request)(?: \w+){0,6} (?:is|has been|was|have been) (?:now |already |successfully )*"
+    r"(?:complete[d]?|accomplished|achieved|fulfilled|done|finished|met)"
+    r"|no (?:further|more|additional) (?:actions?|steps?|interactions?|navigation) (?:is |are )?"
+    r"(?:required|needed|necessary)"
+    r"|(?:has|have) already been (?:found|completed|accomplished|achieved|provided|reported))\b", re.I)
+# "once the task is complete", "before the task is done", "to ensure the task is finished": not a claim
+_NOT_A_CLAIM = re.compile(r"\b(?:not|n't|once|until|before|when|whenever|if|unless|ensure|sure|whether|after|to be"
+                          r"|can be|will be|would be|should be)\W+(?:\w+\W+){0,5}$", re.I)
+
+
+def says_stuck(thought: str | None) -> bool:
+    return bool(thought and STUCK.search(clean(thought)))
+
+
+def says_done(thought: str | None) -> bool:
+    """The note claims the task is complete ("the task has been completed", "no further action is required")."""
+    if not thought:
+        return False
+    text = clean(thought)
+    return any(not _NOT_A_CLAIM.search(text[max(0, m.start() - 60):m.start()]) for m in _DONE.finditer(text))
