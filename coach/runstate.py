@@ -249,8 +249,9 @@ def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
         sentence = (f"Your last {n} actions{' on ' + where if where else ''} found no element to act on, so nothing "
                     "was done. The element you mean is not on this page as you describe it: look at what the page "
                     "shows now, scroll to it or find it by its visible text, or use the site's search.")
+    count = f"Your last {n} actions{' on ' + where if where else ''} found no element to act on"
     return Signal("repeat", round(min(0.95, 0.55 + 0.1 * n), 2), sentence,
-                  {"action": "none", "target": None, "times": n, "page": where, "error": None})
+                  {"action": "none", "target": None, "times": n, "page": where, "error": None, "count": count})
 
 
 def _remedy(verb: str, error: str | None) -> str:
@@ -400,11 +401,12 @@ def _done(run: PartialRun) -> Signal | None:
     if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
         return None
     where = page(recent[-1].url, run.domain)
+    name = off_site(recent[-1].url, run.domain) or site(run.domain)
     target = _target(recent[-1], run.task)
-    did = f" ({action_verb(recent[-1].action)} '{target}'{' on ' + where if where else ''})" if target else (
-        f" (on {where})" if where else "")
+    at = (f" at {where}" if where else "") + (f" ({action_verb(recent[-1].action)} '{target}')" if target else "")
     return Signal("done", 0.7,
-                  f"Your own notes say the task is complete, yet you are still acting on the page{did}. If the page "
+                  f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}. "
+                  "If the page "
                   "shows everything the task asks for, end the run now with your answer (your stop or answer "
                   "action); if it does not, name what is still missing and act only for that.", {"notes": sum(said)})
 

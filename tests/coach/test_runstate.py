@@ -294,6 +294,7 @@ def test_an_agent_that_says_it_is_done_but_goes_on_is_told_to_end_the_run(notes,
     assert ("Your own notes say the task is complete" in g.advice) is said, g.advice
     if said:
         assert g.intervene and "end the run now with your answer" in g.advice
+        assert "still acting on ticketshop.com at /games/sb-54" in g.advice, "where it is: grounded in its run"
         assert g.error_to_avoid == "acting on the page after your own notes say the task is complete"
         assert sum(g.advice.count(r) for r in _REMEDIES) == 0, "the done remedy is the one remedy"
         assert "31-20" not in g.advice and "score has been" not in g.advice, "the notes are read, never quoted"
