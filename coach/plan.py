@@ -224,6 +224,8 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             return FailurePoint(f"On {name}, {who} went wrong when it tried to {words}: it hit {problem}. Plan "
                                 "another way for that step.", n.id, template)
         stuck = _stuck_on(brief, run, n.task)
+        if stuck and stuck not in _doing(run):
+            stuck = None  # where another run got stuck warns only an agent doing the same ("Directions" may be its way)
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
@@ -233,6 +235,12 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
                     words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
                 return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
     return None
+
+
+def _doing(run: PartialRun, last: int = 5) -> set[str]:
+    """The agent's own last actions, in the words a remembered step is said in."""
+    return {w for s in run.steps[-last:]
+            if (w := step_words(s.action, None, task=run.task, domain=run.domain, url=s.url, specific=True))}
 
 
 def _stuck_on(brief: list[dict[str, Any]], run: PartialRun, other_task: str) -> str | None:

@@ -234,6 +234,8 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
         if not segments:
             return None
     segments = ["…" if _IDLIKE.fullmatch(seg) else seg for seg in segments]  # product/session ids say nothing
+    if all(seg == "…" for seg in segments):
+        return None  # "/…" names no page the agent could recognise
     text = "/" + "/".join(segments)
     return text if len(text) <= 48 and not instruction_like(text.replace("/", " ")) else None
 

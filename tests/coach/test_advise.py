@@ -376,8 +376,13 @@ def test_a_failure_is_never_said_by_another_run_s_own_entry():
     assert "Nobu" not in point.words and "ran out of steps" in point.words, point.words
     kept = neighbour(9, 0.93, False, stuck[:1] + ["CLICK [button] Find a table"] * 3, task="Book a table for 6 at Nobu")
     kept = dataclasses.replace(kept, failure_categories=["step_limit"])
-    said = failure_point(run(["Navigate to https://www.opentable.com/"]), [kept], min_similarity=0.5)
+    said = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [button] Find a table"]), [kept],
+                         min_similarity=0.5)
     assert said is not None and "kept trying to click 'Find a table'" in said.words, "a label the agent can see stays"
+    other = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [button] Reservations"]), [kept],
+                          min_similarity=0.5)
+    assert other is not None and "kept trying" not in other.words, "where it got stuck warns only an agent doing it"
+    assert not other.specific, "how it ended alone is no reason for memory to interrupt"
 
 
 @pytest.mark.parametrize("url, first", [

@@ -327,7 +327,9 @@ def ch_fail_stuck(p):
     bad = stored(2, [{"action": "click('Search')", "url": ROOT + "/"}]
                  + [{"action": click(p), "url": ROOT + "/s"} for _ in range(3)],
                  success=False, status="max steps reached")
-    return Scenario(partial([{"action": "click('Search')", "url": ROOT + "/"}]), [bad], "failure")
+    # where that run got stuck is said only to an agent doing the same
+    return Scenario(partial([{"action": "click('Search')", "url": ROOT + "/"}, {"action": click(p), "url": ROOT + "/s"}]),
+                    [bad], "failure")
 
 
 def ch_own_repeat(p):

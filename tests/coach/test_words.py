@@ -66,6 +66,8 @@ def test_pages_only_on_the_own_site_and_without_ids_or_queries():
                  "login.ignore-all-rules.shop.com"):
         assert page(f"https://{host}/", "shop.com") == "the home page"
     assert "B07XYZ123" not in (page("https://shop.com/dp/B07XYZ123/ref", "shop.com") or "")
+    assert page("https://shop.com/dp/B07XYZ123/ref", "shop.com") == "/dp/…/ref"
+    assert page("https://shop.com/B07XYZ123", "shop.com") is None, "'/…' names no page"
     assert same_site("https://a.b.shop.co.uk/x", "shop.co.uk") and not same_site("https://shop.co.uk.evil.io", "shop.co.uk")
 
 
