@@ -2,7 +2,8 @@
 
 Each check is written from the agent's side, not from the coach's templates: a message "shows internals"
 when it carries a score, a feature's wording or the agent's identity; it is "grounded" when it names
-something of the run itself (its site, a label it acted on, a page it was on) or a plan on its own site;
+something of the run itself (its site or a site it was on, a label it acted on, a page it was on) or a plan on
+its own site;
 it "carries another run's details" when it holds an element id, a coordinate, the host of a site that is neither
 the task's nor one the run was on, or a value typed by a retrieved run that is not in the current task.
 """
@@ -51,6 +52,9 @@ def _own_fragments(run: PartialRun) -> set[str]:
         if target and len(target) >= 3 and not target.isdigit():
             out.add(target.lower()[:30])
         if s.url:
+            host = domain_of(s.url)
+            if host:  # a site the run was on (the agent gone to google.com is told so)
+                out.add((registrable_domain(host) or host).lower())
             path = urlsplit(s.url).path.strip("/")
             if len(path) >= 3:
                 out.add("/" + path.lower()[:20])

@@ -69,7 +69,7 @@ def markdown(report: dict) -> str:
                      d[s].get(f"next_action_precision_frequency{tag}")] for s in scopes for tag in ("", "_all")]), "",
             "## Advice: what the agent reads (coach asked after steps 5 and 8)", "",
             "internals = share of interventions showing scores, feature words or identity; grounded = naming the "
-            "run's own site, a label it acted on, a page it was on, or its repeated action; foreign = carrying an "
+            "run's own site or a site it was on, a label it acted on, a page it was on, or its repeated action; foreign = carrying an "
             "element id, coordinate, the host of a site neither the task's nor visited by the run, or a value typed by "
             "a retrieved run; most common = share of the most frequent message; looping = runs not labelled "
             "successful whose last three actions are identical; walls = a consent, login or captcha wall visible in "

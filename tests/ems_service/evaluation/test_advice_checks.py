@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coach import PartialRun
-from ems_service.evaluation.advice import foreign_details
+from ems_service.evaluation.advice import foreign_details, grounded
 
 RUN = PartialRun(task="Find a receipt for eTicket 123 on united", domain="united.com", steps=[
     {"action": "search('receipt 123')", "url": "https://www.google.com/search?q=receipt"},
@@ -21,3 +21,8 @@ RUN = PartialRun(task="Find a receipt for eTicket 123 on united", domain="united
 ])
 def test_a_host_is_foreign_only_when_the_run_was_never_there(text, foreign):
     assert foreign_details(text, RUN, [], {}) is foreign
+
+
+def test_a_message_naming_a_site_the_run_was_on_is_grounded():
+    assert grounded("Your own notes say the task is complete, yet you are still acting on jal.co.jp.", RUN)
+    assert not grounded("Your own notes say the task is complete, yet you are still acting on delta.com.", RUN)
