@@ -324,8 +324,30 @@ def action_label(action: str) -> str | None:
     return label(flat[i:i + len(target)] if i >= 0 else target)
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATES = [re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),  # Mar 9, March 9th
+          re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}", re.I)]  # 9 March, 9th of Mar
+_DAY_LABEL = re.compile(rf"^(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?"
+                        rf"|\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH})(?:,?\s+\d{{4}})?$", re.I)
+
+
+def _days(text: str) -> set[tuple[int, int]]:
+    """(month, day) of every date written with a month's name in `text`."""
+    out = set()
+    for i, pattern in enumerate(_DATES):
+        for m in pattern.finditer(text):
+            month, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+            out.add((_MONTHS.index(month[:3].lower()) + 1, int(day)))
+    return out
+
+
 def _foreign(text: str, task: str, other_task: str | None) -> bool:
-    """A label that is a parameter of the other run's task (a name, a date) and not of the current one."""
+    """A label that is a parameter of the other run's task (a name, a date) and not of the current one; a day
+    ('Mar 9', 'Fri, June 5') is another run's whenever the current task names no such day, whatever its task says
+    (a date picker's days are the run's own parameters, often written otherwise in its task)."""
+    if _DAY_LABEL.match(clean(text)):
+        return not _days(clean(text)) <= _days(clean(task))
     if not other_task:
         return False
     low = " ".join(_folded(text).split())

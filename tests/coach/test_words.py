@@ -104,3 +104,17 @@ def test_task_ids_and_templates():
     assert template_similarity("Get the top-1 best-selling product in 2022",
                                "Get the top-3 best-selling brand in Jan 2023") >= 0.6
     assert template_similarity("Get the top-1 best-selling product in 2022", "Cancel my last order") < 0.3
+
+
+@pytest.mark.parametrize("label, task, quoted", [
+    ("Mar 9", "Find parking near the Smithsonian on Apr 9", False),  # another run's day, even if its task said "March 9"
+    ("Mar 9", "Book a hotel from March 9 to March 12", True),  # the same day, written otherwise
+    ("9 March", "Book a room from Mar 9", True),
+    ("Fri, June 5", "Find a flight on June 5th", True),
+    ("Jun 5", "Find a flight on June 15", False),
+])
+def test_a_day_in_a_plan_is_quoted_only_when_the_task_names_it(label, task, quoted):
+    words = step_words(f"CLICK [button] {label}", None, task=task, domain="parking.com", other_task="Park on Mar 3")
+    assert (words == f"click '{label}'") is quoted, words
+    if not quoted:
+        assert words == "click the entry that matches your task"
