@@ -401,7 +401,8 @@ def _done(run: PartialRun) -> Signal | None:
     if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
         return None
     where = page(recent[-1].url, run.domain)
-    name = off_site(recent[-1].url, run.domain) or site(run.domain)
+    name = off_site(recent[-1].url, run.domain) or (site(run.domain) if same_site(recent[-1].url or "", run.domain)
+                                                    else None)  # never "on ticketshop.com" for a site not named
     target = _target(recent[-1], run.task)
     at = (f" at {where}" if where else "") + (f" ({action_verb(recent[-1].action)} '{target}')" if target else "")
     return Signal("done", 0.7,
