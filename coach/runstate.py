@@ -270,7 +270,7 @@ def _remedy(verb: str, error: str | None) -> str:
     if verb == "navigate":
         return "the address does not lead where you need; reach the page through the site's menu or search instead"
     if verb == "scroll":
-        return "the content you need is not further down; use the site's search, filters or menu"
+        return "if what you need has not appeared, it is not further down; use the site's search, filters or menu"
     return "pick a different element (another link or button), or reach the goal another way, e.g. the site's search"
 
 
