@@ -227,8 +227,9 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" on {site(run.domain)}"
     if errors and len(errors) == n and len(set(errors)) == 1:
         sentence += f" and got {errors[0]} each time"
-    elif all(c is False for c in changes) and changes:
-        sentence += " and the page did not change"
+    elif all(c is False for c in changes) and changes:  # the page text, or only its address, stayed the same
+        seen = all(a.observation and b.observation for a, b in zip(tail, tail[1:], strict=False))
+        sentence += " and the page did not change" if seen else " and the address did not change"
     count = sentence
     sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
