@@ -20,6 +20,9 @@ from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_doma
 MAX_PLAN_STEPS = 4
 MIN_MATCH = 0.45
 URL_LOOKAHEAD = 6  # how far into a plan the run's addresses may show a step as done
+# a click that closes a pop-up: that run met one there; the agent may not ("then click 'Got it'" on a page without it)
+_DISMISS = re.compile(r"click '((?:got it|ok(?:ay)?|no,? thanks?|not now|maybe later|dismiss|close|skip|x|continue without"
+                      r"(?: \w+)?|i understand|understood|accept(?: all)?(?: cookies)?|i agree|agree|reject all))'", re.I)
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 break
             if not template and words and words.endswith(ANY_ENTRY):
                 break  # another task's choice: what the agent should pick there, and all after it, is unknown
+            if words and (m := _DISMISS.fullmatch(words)):
+                words = f"close the pop-up if one shows ('{m.group(1)}')"
             if words and words not in steps and words not in {"scroll", "go back", "go forward"}:
                 first = first or step.get("url")
                 steps.append(words)

@@ -427,3 +427,11 @@ def test_no_plan_for_an_agent_that_believes_it_is_done():
     assert g.intervene and "Your own notes say the task is complete" in g.advice
     assert not g.plan and g.suggested_action is None, "no more steps for a run that should end"
     assert "went wrong" not in g.advice and "ran out of steps" not in g.advice
+
+
+def test_a_plan_says_another_run_s_pop_up_as_one_that_may_show():
+    other = ["Navigate to https://www.opentable.com/", "CLICK [button] Got it", "CLICK [link] Luigi's",
+             "CLICK [button] No thanks", "CLICK [button] Find a table"]
+    g = advise(run(["Navigate to https://www.opentable.com/"]), [neighbour(1, 0.95, True, other)])
+    assert g.plan[0] == "close the pop-up if one shows ('Got it')", g.plan
+    assert "close the pop-up if one shows ('No thanks')" in g.plan and "click 'Got it'" not in " ".join(g.plan)
