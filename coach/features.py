@@ -94,7 +94,7 @@ def run_features(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         own_categories.add("loop")
     if any(action_verb(s.action) == "none" for s in steps):
         own_categories.add("element_not_found")
-    texts = [" ".join(filter(None, [s.thought, s.observation, s.error])) for s in recent]
+    texts = [" ".join(t[:5000] for t in (s.thought, s.observation, s.error) if t) for s in recent]  # heads only
     same_agent = [n for n in close if n.success is not None and run.agent and n.agent == run.agent]
     if same_agent:
         w = [max(n.similarity, 0.0) for n in same_agent]

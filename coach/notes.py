@@ -9,6 +9,7 @@ import re
 
 from coach.words import clean
 
+NOTE_CHARS = 5000  # what of a note is read: a page can make the agent write megabytes
 STUCK = re.compile(
     r"\b(?:still (?:not|no|on|the same|unable|can't|cannot|doesn't|didn't|haven't|isn't|aren't|appears?|shows?"
     r"|empty|loading|nothing|missing)|unable to|cannot find|can't find|couldn't find|could not find|not working"
@@ -28,12 +29,12 @@ _NOT_A_CLAIM = re.compile(r"\b(?:not|n't|once|until|before|when|whenever|if|unle
 
 
 def says_stuck(thought: str | None) -> bool:
-    return bool(thought and STUCK.search(clean(thought)))
+    return bool(thought and STUCK.search(clean(thought[:NOTE_CHARS])))
 
 
 def says_done(thought: str | None) -> bool:
     """The note claims the task is complete ("the task has been completed", "no further action is required")."""
     if not thought:
         return False
-    text = clean(thought)
+    text = clean(thought[:NOTE_CHARS])
     return any(not _NOT_A_CLAIM.search(text[max(0, m.start() - 60):m.start()]) for m in _DONE.finditer(text))

@@ -127,7 +127,7 @@ def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:
         except ValueError:
             continue
         segments |= {_slug(unquote(p)) for p in parts.path.split("/")}
-        values |= {_slug(v) for _, v in pairs}
+        values |= {_slug(v) for k, v in pairs if not _NOT_A_CHOICE.match(k)}
     done = 0
     for i, step in enumerate(steps[:URL_LOOKAHEAD]):
         name = step_label(step.get("action") or step.get("norm", ""), step.get("desc"))
@@ -135,6 +135,11 @@ def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:
         if slug and not slug.isdigit() and (slug in values or len(slug) > 1 and slug in segments):
             done = i + 1
     return done
+
+
+# query keys that say where the agent came from or goes next, not what it chose (`?ref=checkout`, `?next=/cart`)
+_NOT_A_CHOICE = re.compile(r"(?:ref|utm|src|source|from|origin|return|redirect|next|back|continue|url|goto|target"
+                           r"|dest|callback|cb|came|prev|referr?er|tracking|trk|cid|campaign|fbclid|gclid)", re.I)
 
 
 def _slug(text: str) -> str:

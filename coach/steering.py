@@ -40,10 +40,23 @@ _ADDRESSING = re.compile(
     r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|this|our|the following|account|wallet))\b")
 
 
+# the same orders written as one word ("SendYourPassword", "wiremoneynow.com", "/taskcomplete"): a single token is
+# read squeezed, for these stems (a label of several words is read word by word above: "Your password" stays a label)
+_ONE_WORD = ("taskcomplete", "taskdone", "taskfinished", "taskaccomplished", "stophere", "stopnow", "giveup",
+             "youaredone", "youredone", "missionaccomplished", "endtherun", "endthetask", "finishtherun",
+             "yourpassword", "yourpin", "yourapikey", "yourcvv", "yourotp", "sendpassword", "sendpin", "apikey",
+             "wiremoney", "sendmoney", "transfermoney", "transferfunds", "sendbitcoin", "sendcrypto", "paynow",
+             "telltheuser", "telltheagent", "tellyouruser", "calluson", "callusat", "callnow", "dialnow", "textus",
+             "emailus", "emailme", "contactme", "ignoreprevious", "ignoreall", "disregard")
+
+
 def steers(folded: str) -> bool:
     """True when a folded label or path segment reads as a host, a request for a secret, a number or address to
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money. For short fragments (a label, a path segment of at most 64 characters)."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
+    if " " not in text and len(text) >= 6 and (any(stem in text.replace("_", "") for stem in _ONE_WORD)
+                                               or re.search(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}", text)):
+        return True
     if _SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text):
         return True
     if _VANITY_NUMBER.search(folded):

@@ -205,9 +205,11 @@ def _other_host(url: str, domain: str | None) -> str | None:
 
 def off_site(url: str | None, domain: str | None) -> str | None:
     """The site (registrable domain) of `url` when it is not the task's own, fit to show; else None."""
-    host = domain_of(url) if url else None
-    if not host or not domain or same_site(host, domain):
-        return None
+    if not url or re.match(r"\s*(?!https?:)[a-z][a-z0-9+.-]*:(?!\d)", url, re.I):
+        return None  # a mailto:, javascript: or data: address, or a user@host one, names no site the agent is on
+    host = domain_of(url)
+    if not host or not domain or same_site(host, domain) or re.fullmatch(r"[\d.]+|.*:.*", host):
+        return None  # an IP address names no site
     name = site(registrable_domain(host))
     return name if name and not any(_bad_segment(x) for x in name.split(".")[:-1]) else None
 
@@ -268,7 +270,7 @@ ERROR_CLASSES: list[tuple[str, re.Pattern[str]]] = [
 
 def error_class(text: str | None) -> str | None:
     """The class of an error text ("an element that was not found", ...), `an error` when none fits."""
-    t = _folded(clean(text))
+    t = _folded(clean((text or "")[:2000]))  # its head names the error; a page can make the rest megabytes long
     if not t:
         return None
     for name, pattern in ERROR_CLASSES:
@@ -325,11 +327,11 @@ def action_label(action: str) -> str | None:
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
-_DATES = [re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),  # Mar 9, March 9th
-          re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH}", re.I)]  # 9 March, 9th of Mar
-_DAY_LABEL = re.compile(rf"^(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s+)?(?:{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?"
-                        rf"|\d{{1,2}}(?:st|nd|rd|th)?(?:\s+of)?\s+{_MONTH})(?:,?\s+\d{{4}})?$", re.I)
+_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+# Mar 9, March 9th, Mar-9, Mar9; 9 March, 9th of Mar, 9-Mar, 9Mar (anywhere in a label: 'Dinner on Mar 9')
+_DATES = [re.compile(rf"(?<![a-z]){_MONTH}[\s.-]*(\d{{1,2}})(?:st|nd|rd|th)?(?!\d)", re.I),
+          re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?[\s.-]*{_MONTH}(?![a-z])", re.I)]
 
 
 def _days(text: str) -> set[tuple[int, int]]:
@@ -343,11 +345,12 @@ def _days(text: str) -> set[tuple[int, int]]:
 
 
 def _foreign(text: str, task: str, other_task: str | None) -> bool:
-    """A label that is a parameter of the other run's task (a name, a date) and not of the current one; a day
-    ('Mar 9', 'Fri, June 5') is another run's whenever the current task names no such day, whatever its task says
+    """A label that is a parameter of the other run's task (a name, a date) and not of the current one; a label with
+    a day ('Mar 9', 'Fri, June 5', 'Dinner on 9-Mar') is another run's unless the current task names that day, whatever its task says
     (a date picker's days are the run's own parameters, often written otherwise in its task)."""
-    if _DAY_LABEL.match(clean(text)):
-        return not _days(clean(text)) <= _days(clean(task))
+    days = _days(clean(text))
+    if days:
+        return not days <= _days(clean(task))
     if not other_task:
         return False
     low = " ".join(_folded(text).split())

@@ -79,8 +79,9 @@ def normalize_action(action: str) -> str:
 
 
 def normalize_error(text: str) -> str:
-    """Error text with urls, quoted strings, ids and numbers replaced by placeholders."""
-    text = _URL_RE.sub("<url>", text.strip())
+    """Error text with urls, quoted strings, ids and numbers replaced by placeholders (of its head: the pattern is
+    200 characters, and a page can make an error megabytes long)."""
+    text = _URL_RE.sub("<url>", text[:2000].strip())
     text = _QUOTED_RE.sub("<str>", text)
     text = _HEX_RE.sub("<id>", text)
     text = _NUM_RE.sub("<n>", text)

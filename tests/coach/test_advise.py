@@ -435,3 +435,10 @@ def test_a_plan_says_another_run_s_pop_up_as_one_that_may_show():
     g = advise(run(["Navigate to https://www.opentable.com/"]), [neighbour(1, 0.95, True, other)])
     assert g.plan[0] == "close the pop-up if one shows ('Got it')", g.plan
     assert "close the pop-up if one shows ('No thanks')" in g.plan and "click 'Got it'" not in " ".join(g.plan)
+
+
+@pytest.mark.parametrize("url", ["https://www.opentable.com/s?ref=italian", "https://www.opentable.com/s?next=dinner",
+                                 "https://www.opentable.com/s?utm_campaign=italian"])
+def test_an_address_that_only_says_where_the_agent_came_from_skips_nothing(url):
+    good = ["Navigate to https://www.opentable.com/", "CLICK [link] Italian", "CLICK [button] Dinner"]
+    assert shown_by_url(run(["click[12]"], urls={0: url}), neighbour(1, 0.95, True, good).steps_brief[1:]) == 0

@@ -112,9 +112,19 @@ def test_task_ids_and_templates():
     ("9 March", "Book a room from Mar 9", True),
     ("Fri, June 5", "Find a flight on June 5th", True),
     ("Jun 5", "Find a flight on June 15", False),
+    ("Dinner on Mar 9", "Find parking on Apr 9", False),  # a day inside a longer label, in any spelling
+    ("9-Mar", "Find parking on Apr 9", False),
+    ("Mar9", "Find parking on Apr 9", False),
+    ("Octane 10", "Find fuel on Oct 3", True),  # a word that starts like a month is no date
 ])
 def test_a_day_in_a_plan_is_quoted_only_when_the_task_names_it(label, task, quoted):
     words = step_words(f"CLICK [button] {label}", None, task=task, domain="parking.com", other_task="Park on Mar 3")
     assert (words == f"click '{label}'") is quoted, words
     if not quoted:
         assert words == "click the entry that matches your task"
+
+
+def test_only_the_head_of_an_error_is_read():
+    """A page can make an error megabytes long: its class is read from its head."""
+    assert error_class("x " * 5000 + "element not found") == "an error"
+    assert error_class("element not found: " + "x " * 500_000) == "an element that was not found"
