@@ -30,7 +30,8 @@ _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-
 _TASK_CONTROL = re.compile(
     r"\btasks? (?:is |are |now )?(?:done|complete|completed|finished|over|accomplished|ended)\b|\bstop (?:here|now)\b"
     r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
-    r"|\b(?:you are|you're|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission complete\b")
+    r"|\b(?:you are|you're|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission (?:complete|accomplished)\b"
+    r"|\b(?:end|finish|close|stop) (?:the |this |your )?(?:run|session|episode)\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(
