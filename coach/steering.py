@@ -31,7 +31,7 @@ _TASK_CONTROL = re.compile(
     r"\btasks? (?:is |are |now )?(?:done|complete|completed|finished|over|accomplished|ended)\b|\bstop (?:here|now)\b"
     r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
     r"|\b(?:you are|you're|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission (?:complete|accomplished)\b"
-    r"|\b(?:end|finish|close|stop) (?:the |this |your )?(?:run|session|episode)\b")
+    r"|\b(?:end|finish|stop) (?:the |this |your )?(?:run|session|episode)\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(
@@ -46,17 +46,20 @@ _ADDRESSING = re.compile(
 _ONE_WORD = ("taskcomplete", "taskdone", "taskfinished", "taskaccomplished", "stophere", "stopnow", "giveup",
              "youaredone", "youredone", "missionaccomplished", "endtherun", "endthetask", "finishtherun",
              "yourpassword", "yourpin", "yourapikey", "yourcvv", "yourotp", "sendpassword", "sendpin", "apikey",
-             "wiremoney", "sendmoney", "transfermoney", "transferfunds", "sendbitcoin", "sendcrypto", "paynow",
+             "wiremoney", "sendmoney", "transfermoney", "transferfunds", "sendbitcoin", "sendcrypto",
              "telltheuser", "telltheagent", "tellyouruser", "calluson", "callusat", "callnow", "dialnow", "textus",
              "emailus", "emailme", "contactme", "ignoreprevious", "ignoreall", "disregard")
+
+_ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}")  # call5550100
 
 
 def steers(folded: str) -> bool:
     """True when a folded label or path segment reads as a host, a request for a secret, a number or address to
-    contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money. For short fragments (a label, a path segment of at most 64 characters)."""
+    contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
+    For short fragments (a label, a path segment of at most 64 characters)."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
     if " " not in text and len(text) >= 6 and (any(stem in text.replace("_", "") for stem in _ONE_WORD)
-                                               or re.search(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}", text)):
+                                               or _ONE_WORD_NUMBER.search(text)):
         return True
     if _SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text):
         return True

@@ -24,7 +24,7 @@ STEERING_LABELS = [
 UI_LABELS = ["Log in", "Forgot your password?", "Enter your password", "Card number", "Contact us", "Call us", "Done",
              "Show password", "Text size", "iPhone 15 Pro", "Add task", "Apple Store", "Phone number", "Security code",
              "Gift cards", "Reset password", "6-person camping tent", "COVID-19 tests", "Tasks", "Send money",
-             "Transfer funds", "Pay now", "Ask the agent", "Tell a friend", "Contact agent", "Make a payment",
+             "Transfer funds", "Pay now", "Ask the agent", "Tell a friend", "Contact agent", "Make a payment", "PayNow",
              "End date", "Session timeout"]
 
 
