@@ -70,6 +70,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
     own = [n for n in on_site(neighbours, run.domain) if n.success is True and n.verified and n.steps_brief]
     t = len(run.steps)
     here = elsewhere(run)
+    chosen = _url_choices(run)  # read once: the same for every candidate
     for template, _, n in _ranked(run, own):
         if n.similarity < min_similarity and not template:
             continue
@@ -84,7 +85,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             continue  # the agent is on another site, and where that run's next step happened is not known
         if mode == "task":  # what the agent did elsewhere says nothing of where it stands on the task's site
             rest = n.steps_brief[_resume(run, n.steps_brief) + 1:]
-        rest = rest[shown_by_url(run, rest):]
+        rest = rest[_shown(chosen, rest):]
         steps, norms, first = [], [], None
         if mode == "task":  # that run was on the task's site at this point: the agent must get there first
             steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
@@ -116,6 +117,11 @@ def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:
     last step (among the first few) whose label is a path segment or a query value of a page the agent has been
     on ('Socks' at /kids/innerwear/socks, 'S' at ?prefn1=size&prefv1=S). An agent whose actions name no label
     (`click[146]`) is otherwise aligned by position alone, and was told to click what its address shows it did."""
+    return _shown(_url_choices(run), steps)
+
+
+def _url_choices(run: PartialRun) -> tuple[set[str], set[str]]:
+    """The path segments and query values (slugged) of the run's own addresses on the task's site."""
     segments: set[str] = set()
     values: set[str] = set()
     for s in run.steps:
@@ -128,6 +134,11 @@ def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:
             continue
         segments |= {_slug(unquote(p)) for p in parts.path.split("/")}
         values |= {_slug(v) for k, v in pairs if not _NOT_A_CHOICE.match(k)}
+    return segments, values
+
+
+def _shown(chosen: tuple[set[str], set[str]], steps: list[dict[str, Any]]) -> int:
+    segments, values = chosen
     done = 0
     for i, step in enumerate(steps[:URL_LOOKAHEAD]):
         name = step_label(step.get("action") or step.get("norm", ""), step.get("desc"))
@@ -215,6 +226,7 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
     name = site(run.domain)
     if not name:
         return None
+    doing: set[str] | None = None  # the agent's own last actions in words, read when first needed
     for template, _, n in _ranked(run, own):
         if n.similarity < min_similarity and not template:
             continue
@@ -234,7 +246,9 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             return FailurePoint(f"On {name}, {who} went wrong when it tried to {words}: it hit {problem}. Plan "
                                 "another way for that step.", n.id, template)
         stuck = _stuck_on(brief, run, n.task)
-        if stuck and stuck not in _doing(run):
+        if stuck and doing is None:
+            doing = _doing(run)
+        if stuck and stuck not in (doing or set()):
             stuck = None  # where another run got stuck warns only an agent doing the same ("Directions" may be its way)
         for category in n.failure_categories:
             if category in _CATEGORY_WORDS:

@@ -288,7 +288,7 @@ def _stall(run: PartialRun) -> Signal | None:
         return None
     tail = steps[-n:]
     failed = sum(1 for s in tail if s.failed or action_verb(s.action) == "none")
-    if failed < 2 and not any(STUCK.search(s.thought or "") for s in tail[-3:]):
+    if failed < 2 and not any(says_stuck(s.thought) for s in tail[-3:]):
         return None
     where = page(steps[-1].url, run.domain) or "the same page"
     target = _target(steps[-1], run.task)
@@ -396,7 +396,7 @@ def _struggle(run: PartialRun) -> Signal | None:
 
 def _done(run: PartialRun) -> Signal | None:
     """The agent's notes say the task is complete (two of the last three, the latest among them), yet it acts on
-    the page instead of ending the run: such runs run out of steps (135 of the 139 dev runs that did this failed)."""
+    the page instead of ending the run (117 of the 121 dev runs that did this failed)."""
     recent = run.steps[-3:]
     said = [says_done(s.thought) for s in recent]
     if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
@@ -408,9 +408,9 @@ def _done(run: PartialRun) -> Signal | None:
     at = (f" at {where}" if where else "") + (f" ({action_verb(recent[-1].action)} '{target}')" if target else "")
     return Signal("done", 0.7,
                   f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}. "
-                  "If the page "
-                  "shows everything the task asks for, end the run now with your answer (your stop or answer "
-                  "action); if it does not, name what is still missing and act only for that.", {"notes": sum(said)})
+                  "If the page shows everything the task asks for, end the run now with your answer (your stop or "
+                  "answer action); if it does not, name what is still missing and act only for that.",
+                  {"notes": sum(said)})
 
 
 HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}

@@ -306,3 +306,21 @@ def test_steps_that_found_nothing_at_a_wall_are_said_without_a_crash(thought):
     g = advise(run(steps), [])
     assert g.intervene and g.advice
     assert "captcha" in g.advice.lower() and "notes say the task is complete" not in g.advice, "the wall is a fact"
+
+
+def test_dev_runs_whose_notes_say_done_while_acting_mostly_fail():
+    """The figure the README and `coach.runstate._done` give: of the dev runs whose notes claim the task is complete
+    (two of three in a row, the latest among them) while the agent goes on acting, 117 of 121 failed."""
+    from coach.notes import says_done
+    from condenser import action_verb
+    from ems_service.dataset import dev_data_dir, read_jsonl
+
+    runs = failed = 0
+    for path in sorted(dev_data_dir().glob("*.jsonl")):
+        for t in (ln.trajectory for ln in read_jsonl(path) if ln.trajectory):
+            st = t.steps
+            if any(sum(said := [says_done(s.thought) for s in st[i - 2:i + 1]]) >= 2 and said[-1]
+                   and action_verb(st[i].action) != "answer" for i in range(2, len(st))):
+                runs += 1
+                failed += t.outcome.success is False
+    assert (failed, runs) == (117, 121)
