@@ -141,6 +141,15 @@ def _value_ok(value: str, strict: bool) -> bool:
     return quoted or not (core.isalpha() and core.islower() and folded.endswith(("ed", "ing")))
 
 
+_CARD_CODE = re.compile(r"(?i)cvv2?|cvc2?|security[ _-]?code")
+
+
+def _card_code(name: str, value: str) -> bool:
+    """A card's 3-4 digit security code after its name ("CVV 123"): too short for `_looks_secret`, a secret all the same."""
+    core = value.strip(_EDGE)
+    return core.isdigit() and 3 <= len(core) <= 4 and _CARD_CODE.fullmatch(name) is not None
+
+
 def _mask_value(m: re.Match[str], strict: bool) -> str:
     """The match with its value replaced by [SECRET], or unchanged when the value is no secret."""
     value = m.group("val")
@@ -152,7 +161,7 @@ def _mask_value(m: re.Match[str], strict: bool) -> str:
         if m.start() and m.string[m.start() - 1] in "?&":
             value = value.split("&", 1)[0]  # a URL's query: "&" starts the next parameter
         value = value.rstrip(")]}.,:")  # a bracket or stop that closes the surrounding text
-    if not value or not _value_ok(value, strict):
+    if not value or not (_value_ok(value, strict) or _card_code(m.group("key"), value)):
         return m.group(0)
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 

@@ -201,7 +201,9 @@ _ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr
 _PHONE_HINTS = ("phone", "mobile", "whatsapp", "contact", "hotline", "telefon", "téléphone", "teléfono", "telefone",
                 "telefono", "numéro", "rufnummer", "número", "móvil", "handy", "portable", "電話", "电话", "手机",
                 "телефон", "전화", *(f"{start}{word}" for start in WORD_STARTS for word in ("tel ", "tel:", "tel.", "cell",
-                                                                                  "call", "fax", "sms")))
+                                                                                  "call", "fax", "sms", "my number",
+                                                                                  "number to", "reach me", "text me",
+                                                                                  "ring me", "dial ", "dial:")))
 
 
 _ID_FULL = [(re.compile(pattern), valid) for pattern, valid in _ID_FORMS.values()]
@@ -253,7 +255,8 @@ def _named_id(m: re.Match[str]) -> str:
 
 
 # A run of digit groups with single separators; one inside a longer token (a UUID, a hex hash) is left alone
-_DIGIT_RUN = re.compile(r"\d+(?:[ \-._/|*]{1,3}\d+)*")  # 4111/1111/1111/1111, 4111 | 1111 | ...
+# (a comma only alone: "4111,1111 1111,1111" is one card, "4000, 4100, 4200" a list)
+_DIGIT_RUN = re.compile(r"\d+(?:(?:[ \-._/|*]{1,3}|,)\d+)*")  # 4111/1111/1111/1111, 4111 | 1111 | ...
 _ISSUER = re.compile(r"(?:4|5|2[2-7]|3[045-9]|6)")
 
 
@@ -314,9 +317,15 @@ def _cards(m: re.Match[str]) -> str:
 
 
 _PHONE_RE = re.compile(r"(?:\+\s?|%2[Bb])?(?:\(\d{1,5}\)\s?|\d)[\d \-.()/]{5,22}\d")
-_PHONE_WORDS = re.compile(
-    r"(?i)(?:phone|\btel\b|telephone|mobile|\bcell|\bcall|\bfax|whatsapp|\bsms|contact|hotline|telefon|téléphone"
-    r"|teléfono|telefone|telefono|numéro|rufnummer|número|móvil|handy|portable|電話|电话|手机|телефон|전화)")
+_PHONE_WORD = (r"phone|\btel\b|telephone|mobile|\bcell|\bcall|\bfax|whatsapp|\bsms|contact|hotline|telefon|téléphone"
+               r"|teléfono|telefone|telefono|numéro|rufnummer|número|móvil|handy|portable|電話|电话|手机|телефон|전화"
+               r"|\bmy (?:\w+ )?number|\bnumber to (?:call|text)|\breach me|\btext me|\bring me|\bdial")
+_PHONE_WORDS = re.compile(r"(?i)(?:" + _PHONE_WORD + ")")
+# A number glued to the word before it ("Phone4155550199", "tel+4415..."): a phone number only after a phone word
+_GLUED_WORD = re.compile(r"(?i)(?:phone|tel|telephone|mobile|cell|call|fax|whatsapp|sms|contact|hotline|telefon"
+                         r"|handy)(?:\s*(?:no|nr|number|#))?[\s:.#\-]*$")
+# Messenger links whose path is an international number without its "+" (wa.me/14155550199)
+_LINKED = re.compile(r"(?i)(?:wa\.me/|api\.whatsapp\.com/send/?\?phone=|whatsapp://send/?\?phone=)$")
 _PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "ES", "IT", "NL", "BR", "AU", "JP", "CN", "MX", "CA", "SE",
                   "PL", "CH", "BE", "AT", "IE", "RU", "KR", "ZA", "PT", "NO", "DK", "FI", "SG", "NZ")
 _NANP = re.compile(r"(?:\+?1[ .\-]?)?(?:\(\d{3}\) ?|\d{3}[ .\-])\d{3}[ .\-]\d{4}")
@@ -348,23 +357,30 @@ def _phones(text: str, words: list[int] | None) -> str:
 
     def one(m: re.Match[str]) -> str:
         raw, start, end = m.group(0).rstrip(" -.("), m.start(), m.end()
+        tail = m.group(0)[len(raw):]
         plus = raw[:1] == "+" or raw[:3].upper() == "%2B" or raw[:2] == "00"
-        if (start and (text[start - 1].isalnum() or (text[start - 1] in "_+-./%" and not plus))) or (end < len(text) and (
-                text[end].isalnum() or text[end] in "_-/%" or (text[end] in ".," and text[end + 1:end + 2].isdigit()))):
+        before = text[max(0, start - 40):start]
+        linked = _LINKED.search(before) is not None
+        glued = start > 0 and (text[start - 1].isalpha() or text[start - 1] in ".:#-") and _GLUED_WORD.search(before) is not None
+        if (start and not (linked or glued) and (text[start - 1].isalnum() or (text[start - 1] in "_+-./%" and not plus))) or (
+                end < len(text) and (text[end].isalnum() or text[end] in "_-/%"
+                                     or (text[end] in ".," and text[end + 1:end + 2].isdigit()))):
             return m.group(0)  # a part of a longer token: an id, a decimal, a path
         if not 7 <= sum(c.isdigit() for c in raw) <= 15 or _DATE.fullmatch(raw):
             return m.group(0)
+        if linked and not plus:
+            raw = "+" + raw
         international = raw.startswith(("+", "00")) or raw[:3].upper() == "%2B"
         if international:
             ok = _valid_phone("+" + raw.removeprefix("+").removeprefix("%2B").removeprefix("%2b").removeprefix("00"),
                               ("ZZ",))
-        elif (_PHONE_WORDS.search(text, max(0, start - 40), start) if near is None
+        elif glued or (_PHONE_WORDS.search(text, max(0, start - 40), start) if near is None
               else (i := bisect_left(near, start - 40)) < len(near) and near[i] < start):
             checks[0] -= 1  # each tries 29 regions (about 1 ms): past the budget a number after a phone word is one
             ok = checks[0] < 0 or _valid_phone(raw, _PHONE_REGIONS)
         else:
             ok = _NANP.fullmatch(raw) is not None  # shaped like one: 555 numbers and unassigned area codes too
-        return PHONE + m.group(0)[len(raw):] if ok else m.group(0)
+        return PHONE + tail if ok else m.group(0)
 
     return _PHONE_RE.sub(one, text)
 

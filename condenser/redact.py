@@ -142,8 +142,12 @@ _FORMS = [
     # TYPE: x [textbox] Password. The value holds no "[" and ends in a non-space (as the shortest value always did):
     # `.*?` tried the target at every place of a run of spaces or brackets, and each try ran to the run's end.
     re.compile(r"(?i)^\s*type:\s*(?P<val>(?:[^\[]*?\S)??)(?P<tgt>\s*\[[^\]]*\].*)$", re.S),
+    # type [7] [x] [1] (WebArena: the last bracket says whether Enter follows): the value is the middle bracket
+    re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s*\[(?P<val>[^\]]*)\]\s*\[[01]\]\s*$"),
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s*\[(?P<val>.*)\]\s*$", re.S),  # type[7][x]
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\],]*),\s*(?P<val>.*)\]\s*$", re.S),  # fill[7,x]
+    # type [7] x: an element, then the value unbracketed
+    re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s+(?P<val>[^\s\[](?:.*\S)?)\s*$", re.S),
     # type x. A value of spaces types nothing; its end is a non-space (trailing spaces run to the end once).
     re.compile(r"(?i)^\s*type(?=\s*+\S)\s+(?P<val>(?![\[(]).*?\S)\s*$", re.S),
 ]
@@ -212,16 +216,44 @@ def _typed_password(step: Step) -> tuple[set[str], str] | None:
     if not _PASSWORD_WORDS.search(target):
         if len(value.split()) >= 3 or _OTHER_FIELD.search(target):
             return None
+        if _PASSWORD_WORDS.search(_element_text(step.observation, target)):  # the page says what [7] is
+            return _masked(action, start, end, value)
         # the thought can be long: it is scanned last, for the values that pass the checks above
         observation = step.observation if step.observation and len(step.observation) <= 200 else ""
         if not _PASSWORD_WORDS.search(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
             return None
+    return _masked(action, start, end, value)
+
+
+def _masked(action: str, start: int, end: int, value: str) -> tuple[set[str], str]:
     forms = {value}
     try:  # a JSON-escaped literal ("pa\"ss") appears unescaped in the other fields
         forms.add(json.loads(f'"{value}"'))
     except ValueError:
         pass
     return forms, action[:start] + SECRET + action[end:]
+
+
+# an element named by its id: the whole target ("7" of type [7] x) or a call's index (input_text(index=7, ...))
+_ELEMENT_ID = re.compile(r"^\s*\[?\s*(\d{1,6})\s*\]?\s*$|\bindex\s*=\s*(\d{1,6})\b")
+_NEXT_ELEMENT = re.compile(r"\[\d{1,6}\]")
+ELEMENT_CHARS = 160  # what the page says of an element: the text after its id, to the next element's
+
+
+def _element_text(observation: str | None, target: str) -> str:
+    """What the page (a step's observation, of any length) says about the element a target names by id ("7" of
+    "type [7] x": "[7] <input type=password>", "[7] textbox 'PIN'"); empty when the target is no id."""
+    m = _ELEMENT_ID.search(target)
+    if not observation or m is None:
+        return ""
+    mark = f"[{m.group(1) or m.group(2)}]"
+    out, at = [], observation.find(mark)
+    while at >= 0 and len(out) < 4:  # an id may recur (a label and its field): a few mentions, each bounded
+        head = observation[at + len(mark):at + len(mark) + ELEMENT_CHARS]
+        stop = _NEXT_ELEMENT.search(head)
+        out.append(head[: stop.start()] if stop else head)
+        at = observation.find(mark, at + len(mark))
+    return " ".join(out)
 
 
 def _typed_secrets(trajectory: Trajectory) -> tuple[set[str], dict[int, str]]:

@@ -378,3 +378,43 @@ def test_a_value_before_its_name_a_login_pair_and_escaped_addresses_are_redacted
                                   "login page / Home", "Use Google as the search engine"])
 def test_prose_around_those_forms_is_left_alone(text):
     assert redact_text(text) == text
+
+
+# -- numbers and codes that reached memory before 2026-12-04 (a phone glued to its word or linked without its "+",
+# one said as "my number", a card with mixed separators, a card's security code) ----------------------------------
+
+@pytest.mark.parametrize("text,secret", [
+    ("Phone4155550199", "4155550199"), ("tel4155550199", "4155550199"), ("phone no.4155550199", "4155550199"),
+    ("Tel.+44-7911-123456", "7911"), ("chat on https://wa.me/14155550199", "4155550199"),
+    ("https://api.whatsapp.com/send?phone=14155550199", "4155550199"), ("my number is 4155550199", "4155550199"),
+    ("reach me on 4155550199", "4155550199"), ("text me: 07911 123456", "07911"),
+    ("card 4111-1111 1111,1111", "1111"), ("4111,1111 1111 1111 exp 12/29", "1111"),
+    ("cvv 123", "123"), ("Security code: 987", "987"), ("CVC=4821", "4821"),
+])
+def test_phone_card_and_code_forms(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Invoice no.4155550199", "ref-4155550199", "bring me 4155550199 results", "the dialog 4155550199", "CVV required",
+    "order 4000, 4100, 4200, 4500",
+])
+def test_numbers_beside_lookalike_words_are_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("action", ["type [12] Zq9-vault-77", "type [12] [Zq9-vault-77] [1]",
+                                    'input_text(index=12, text="Zq9-vault-77")', "fill_search[12,Zq9-vault-77]"])
+@pytest.mark.parametrize("field", ['<input type="password" name="pw">', "textbox 'PIN'"])
+def test_value_typed_into_an_element_the_page_calls_a_password(action, field):
+    """The field is named only by its id; the page (an observation of any length) says what that element is."""
+    page = "Welcome back. " * 40 + f"[11] textbox 'Email' [12] {field} [13] button 'Sign in'"
+    t = _run(steps=[{"action": action, "observation": page},
+                    {"action": "click [13]", "thought": "typed Zq9-vault-77, signing in"}])
+    assert "Zq9-vault-77" not in redact_trajectory(t).model_dump_json()
+
+
+def test_value_typed_into_another_element_of_that_page_is_kept():
+    page = "Welcome back. " * 40 + "[11] textbox 'City' [12] <input type=\"password\"> [13] button 'Go'"
+    t = _run(steps=[{"action": "type [11] Springfield", "observation": page}])
+    assert redact_trajectory(t).steps[0].action == "type [11] Springfield"
