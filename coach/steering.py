@@ -12,6 +12,7 @@ lower case), with word separators of paths already turned into spaces.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
 _SPACED_HOST = re.compile(
@@ -25,7 +26,10 @@ _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
     r"|helpdesk|agent|us|me|whatsapp|telegram|here)\b")
 _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:\w+\W+)?\w*\d"
-                      r"|\b(?:e-?mail|mail|write|text|call|message|contact|dm|ping)\s+(?:me|us)\s+(?:at|on|via)\b")
+                      r"|\b(?:e-?mail|mail|write|text|call|message|contact|dm|ping)\s+(?:me|us)\s+(?:at|on|via)\b"
+                      # "Email bob at gmail": a mailbox named by its provider, with no dot to read as a host
+                      r"|\b(?:e-?mail|mail|write to|message|contact|dm)\s+\w+\s+(?:at|on|via)\s+(?:g ?mail|yahoo"
+                      r"|hotmail|outlook|live|proton ?mail|proton|icloud|aol|gmx|yandex|qq|163)\b")
 _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-)?[a-z\d]{4,}\b")  # 1-8OO-FLOWERS
 _TASK_CONTROL = re.compile(
     r"\btasks? (?:is |are |now )?(?:done|complete|completed|finished|over|accomplished|ended)\b|\bstop (?:here|now)\b"
@@ -39,6 +43,40 @@ _ADDRESSING = re.compile(
     r"(?:user|agent|assistant|human|customer|model|bot|ai|llm)s?\b"
     r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+)?(?:money|funds|cash|bitcoin|btc|crypto|usdt|payment)"
     r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|this|our|the following|account|wallet))\b")
+
+
+# The same orders in the other languages agents meet most often, written here as a page writes them and folded
+# like the text they are checked against (accents and the marks of kana dropped). Scripts without spaces between
+# words (Chinese, Japanese) are matched without word bounds.
+def _fold(pattern: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", pattern) if not unicodedata.combining(c)).lower()
+
+
+_SECRETS_I18N = re.compile(_fold(
+    r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
+    r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
+    r"|code pin|pin-code|geheimzahl|tan)\b|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
+_HANDING_I18N = re.compile(_fold(
+    r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
+    r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
+    r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza)\b"
+    r"|发给|發給|发送|發送|告诉|告訴|提供给|给客服|給客服|送信|送って|教えて|보내|알려"))
+_TASK_I18N = re.compile(_fold(
+    r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
+    r"|achevée)|tarea (?:está )?(?:completada|terminada|hecha|cumplida)|tarefa (?:está )?(?:concluída|completa"
+    r"|terminada|cumprida)|compito (?:è )?(?:completato|finito|terminato)|taak (?:is )?(?:voltooid|afgerond)"
+    r"|zadanie (?:jest )?(?:wykonane|zakończone)|задача (?:выполнена|завершена))\b"
+    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|タスク(?:は)?完了|작업 ?완료"))
+_ADDRESSING_I18N = re.compile(_fold(
+    r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
+    r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
+    r"(?:usuario|usuário|utente|agente)\b|告诉用户|告訴用戶|ユーザーに伝え|사용자에게"))
+_MONEY_I18N = re.compile(_fold(
+    r"\b(?:geld|betrag) (?:jetzt |sofort )?(?:überweisen|senden)\b(?: (?:jetzt|sofort|hier|an (?:mich|uns)))"
+    r"|\b(?:envoyez|envoyer|virez|transférez) (?:de l.)?argent (?:maintenant|immédiatement|ici|à (?:moi|nous))"
+    r"|\b(?:transfiere|transferir|envía|enviar|envie|transfira) (?:el |o )?(?:dinero|dinheiro) (?:ahora|agora"
+    r"|inmediatamente|imediatamente|aquí|aqui|a mí|para mim)\b|\b(?:invia|trasferisci) (?:i )?soldi (?:ora|subito|qui)\b"
+    r"|(?:立即|马上|馬上|现在|現在)(?:转账|轉賬|汇款|匯款)给|(?:转账|轉賬|汇款|匯款)给我|今すぐ送金|지금 송금"))
 
 
 # the same orders written as one word ("SendYourPassword", "wiremoneynow.com", "/taskcomplete"): a single token is
@@ -64,5 +102,9 @@ def steers(folded: str) -> bool:
     if _SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text):
         return True
     if _VANITY_NUMBER.search(folded):
+        return True
+    if _TASK_I18N.search(text) or _ADDRESSING_I18N.search(text) or _MONEY_I18N.search(text):
+        return True
+    if _SECRETS_I18N.search(text) and _HANDING_I18N.search(text):
         return True
     return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4))
