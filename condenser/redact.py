@@ -247,7 +247,8 @@ def _element_text(observation: str | None, target: str) -> str:
     if not observation or m is None:
         return ""
     mark = f"[{m.group(1) or m.group(2)}]"
-    out, at = [], observation.find(mark)
+    out: list[str] = []
+    at = observation.find(mark)
     while at >= 0 and len(out) < 4:  # an id may recur (a label and its field): a few mentions, each bounded
         head = observation[at + len(mark):at + len(mark) + ELEMENT_CHARS]
         stop = _NEXT_ELEMENT.search(head)
