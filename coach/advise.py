@@ -156,7 +156,10 @@ def advise(
     parts = [s.message for s in signals[:2]]
     if plan is not None:
         parts.append(_plan_sentence(plan, run.domain))
-    if failed_at is not None and not finished and (not signals or risk >= config.moderate_risk):
+    # how another run ended, in general words, only where nothing more specific is said (one remedy a message):
+    # "use the site's search rather than browsing menus" beside a plan of filters, or a wall, contradicts them
+    general = failed_at is not None and not failed_at.specific and (plan is not None or bool(signals))
+    if failed_at is not None and not finished and not general and (not signals or risk >= config.moderate_risk):
         parts.append(failed_at.words)
     lesson = _usable_lesson(lessons or [], run)
     if lesson:

@@ -71,6 +71,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
     t = len(run.steps)
     here = elsewhere(run)
     chosen = _url_choices(run)  # read once: the same for every candidate
+    just_done = _last_labels(run)
     for template, _, n in _ranked(run, own):
         if n.similarity < min_similarity and not template:
             continue
@@ -100,6 +101,9 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 break  # another task's choice: what the agent should pick there, and all after it, is unknown
             if words and (m := _DISMISS.fullmatch(words)):
                 words = f"close the pop-up if one shows ('{m.group(1)}')"
+            if not steps and just_done and _slug(step_label(step.get("action") or step.get("norm", ""),
+                                                            step.get("desc")) or "") in just_done:
+                continue  # what the agent's last actions just did ('Hair Loss ...' as a button, then as a link)
             if words and words not in steps and words not in {"scroll", "go back", "go forward"}:
                 first = first or step.get("url")
                 steps.append(words)
@@ -110,6 +114,11 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
                         site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)
     return None
+
+
+def _last_labels(run: PartialRun, last: int = 2) -> set[str]:
+    """The labels (slugged) of the agent's own last actions: a plan does not open with one of them."""
+    return {slug for s in run.steps[-last:] if (slug := _slug(step_label(s.action, None) or ""))}
 
 
 def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:

@@ -329,7 +329,7 @@ _WALL_WORDS = {
                  "guessed address.",
     "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
                "page another way (the site's home page, menu or search), or report that the site blocks access.",
-    "load_error": "The browser could not load the page: it shows its own error page. Loading the same address "
+    "load_error": "The browser could not load the page{came}: it shows its own error page. Loading the same address "
                   "again will not help: go back and reach the page another way (the site's home page, menu or "
                   "search), or report that the site cannot be reached.",
     "empty_results": "The search{on} found nothing. Search again with fewer or more general words (drop filters, "
@@ -372,11 +372,24 @@ def _walls(run: PartialRun) -> list[Signal]:
         if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                          run.task, re.I):
             key = "login_given"
+        came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run)
         message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name,
-                                          Site=name[:1].upper() + name[1:])
+                                          Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
         out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
     return out
+
+
+def _located(url: str | None, run: PartialRun) -> str:
+    """" on koa.com at /glamping", " on amctheatres.com (the home page)": where `url` is, in words, or "" when
+    its site is neither the task's nor one fit to name."""
+    if not url:
+        return ""
+    name = off_site(url, run.domain) or (site(run.domain) if same_site(url, run.domain) else None)
+    if not name:
+        return ""
+    where = page(url, run.domain) if same_site(url, run.domain) else None
+    return f" on {name}" + (f" at {where}" if where and where.startswith("/") else f" ({where})" if where else "")
 
 
 def _struggle(run: PartialRun) -> Signal | None:
@@ -385,11 +398,11 @@ def _struggle(run: PartialRun) -> Signal | None:
     hits = sum(said)
     if len(recent) < 3 or hits < 2 or not said[-1]:  # the latest note has moved on ("I can see results"): so has it
         return None
-    where = page(run.steps[-1].url, run.domain)
+    where = _located(run.steps[-1].url, run) or (f" on {at}" if (at := page(run.steps[-1].url, run.domain)) else "")
     target = _target(run.steps[-1], run.task)
     did = f" ({action_verb(run.steps[-1].action)} '{target}')" if target else ""
     return Signal("struggle", 0.55,
-                  f"Your own notes say the last steps{did}{' on ' + where if where else ''} are not working. Stop and "
+                  f"Your own notes say the last steps{did}{where} are not working. Stop and "
                   "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
                   "filters) instead of retrying the same control.", {"notes": hits})
 

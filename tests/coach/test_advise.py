@@ -442,3 +442,29 @@ def test_a_plan_says_another_run_s_pop_up_as_one_that_may_show():
 def test_an_address_that_only_says_where_the_agent_came_from_skips_nothing(url):
     good = ["Navigate to https://www.opentable.com/", "CLICK [link] Italian", "CLICK [button] Dinner"]
     assert shown_by_url(run(["click[12]"], urls={0: url}), neighbour(1, 0.95, True, good).steps_brief[1:]) == 0
+
+
+def test_a_plan_does_not_open_with_what_the_agent_just_did():
+    """The success clicked 'Hair Loss Evaluation & Treatment' twice (a button, then a link); the agent has just
+    clicked it. "Try next: click 'Hair Loss Evaluation & Treatment'" read to the agent as its own last step again
+    (a grader's finding on the dev runs): the plan goes on from the step after."""
+    other = ["CLICK [link] Skin, Hair & Nails", "CLICK [button] Hair Loss Evaluation & Treatment",
+             "CLICK [link] Hair Loss Evaluation & Treatment", "CLICK [button] Find care"]
+    n = Neighbour(id=9, similarity=0.93, success=True, domain="cvs.com", task="Find hair loss treatment in 10018",
+                  summary="s", n_steps=4, steps_brief=brief(other).steps_brief)
+    r = PartialRun.model_validate({"task": "Find hair loss treatment in 10018", "domain": "cvs.com",
+                                   "steps": [{"action": a} for a in other[:2]]})
+    g = advise(r, [n])
+    assert g.plan and g.plan[0] == "click 'Find care'", g.plan
+
+
+def test_how_another_run_ended_is_not_said_beside_a_plan():
+    """'Use the site's search rather than browsing menus' (another run ran out of steps) beside a plan of filters
+    told the agent two things; the plan is the specific one."""
+    ran_out = dataclasses.replace(neighbour(2, 0.91, False, ["CLICK [link] Menu", "CLICK [link] More"]),
+                                  failure_categories=["step_limit"])
+    g = advise(run(GOOD[:3]), [neighbour(1, 0.92, True, GOOD), ran_out],
+               config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
+    assert g.plan
+    assert "ran out of steps" not in g.advice and "browsing menus" not in g.advice
+    assert failure_point(run(GOOD[:3]), [ran_out], min_similarity=0.5) is not None, "the failure is known all the same"

@@ -324,3 +324,20 @@ def test_dev_runs_whose_notes_say_done_while_acting_mostly_fail():
                 runs += 1
                 failed += t.outcome.success is False
     assert (failed, runs) == (117, 121)
+
+
+def test_a_browser_error_page_says_where_the_agent_came_from():
+    r = PartialRun.model_validate({"task": "Browse glamping in California", "domain": "koa.com", "steps": [
+        {"action": "goto[https://koa.com/ways-to-stay/glamping/]", "url": "https://koa.com/ways-to-stay/glamping/"},
+        {"action": "click[352]", "url": "chrome-error://chromewebdata/"},
+        {"action": "click[353]", "url": "chrome-error://chromewebdata/"}]})
+    advice, _ = _advice(r)
+    assert "could not load the page after your last step on koa.com at /ways-to-stay/glamping" in advice
+
+
+def test_notes_that_say_stuck_name_the_site_too():
+    r = PartialRun.model_validate({"task": "Show the coming soon films", "domain": "amctheatres.com", "steps": [
+        {"action": f"click[{i}]", "url": "https://www.amctheatres.com/", "thought": "This is not working, I am stuck"}
+        for i in range(3)]})
+    advice, _ = _advice(r)
+    assert "on amctheatres.com (the home page) are not working" in advice, advice
