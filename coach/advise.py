@@ -78,7 +78,8 @@ def render_system_message(guidance: Guidance) -> SystemMessage:
     runs = "earlier runs on the task's site" if guidance._away else "earlier runs on this site"
     source = f"from what it shows and from {runs}" if own and memory else "from what it shows" if own else f"from {runs}"
     lines = [f"Coaching for this run ({source}):", guidance.advice]
-    if guidance.suggested_action:
+    said = len(guidance.plan) <= 1 and f": {guidance.suggested_action}." in guidance.advice  # "went on to: X."
+    if guidance.suggested_action and not said:  # a one-step plan says its step once
         lines.append(f"Try next: {guidance.suggested_action}.")
     if guidance.error_to_avoid:
         lines.append(f"Avoid: {guidance.error_to_avoid}.")

@@ -292,7 +292,7 @@ def _stall(run: PartialRun) -> Signal | None:
         return None
     where = page(steps[-1].url, run.domain) or "the same page"
     target = _target(steps[-1], run.task)
-    last = f" (last: {action_verb(steps[-1].action)} '{target}')" if target else ""
+    last = f" (your last action: {_doing_words(steps[-1].action, target)})" if target else ""
     failures = f", and {failed} of those actions failed" if failed else ""
     count = f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}"
     return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2),
@@ -318,13 +318,17 @@ _WALL_WORDS = {
     "consent": "A cookie or consent dialog is in the way{on}. Click its accept or reject button once (such as "
                "'Accept all' or 'Reject all'), then carry on with the task.",
     "login": "{Site} is asking you to sign in{at}. Your task gives no login details, so do not guess them: look "
-             "for a way that needs no account (guest checkout, public pages, the site's search), or report that "
-             "the task needs a login.",
+             "for a way that needs no account ({ways}), or report that the task needs a login.",
+    "login_only": "{Site} is asking you to sign in{at}. What your task asks for is done from an account, and the "
+                  "task gives no login details: do not guess them or look for a way around; report that the task "
+                  "needs a login.",
     "login_given": "{Site} is asking you to sign in{at}: use the login details your task gives, once; if they "
                    "are refused, report it rather than retrying.",
     "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
                "back and reach the page another way (the site's own search or menu), or report that the site "
                "blocks automated access.",
+    "captcha_first": "{Site} shows a captcha or bot check{at}, in front of the first page of it you reached. Do not "
+                     "type guesses into it or reload again and again: report that the site blocks automated access.",
     "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
                  "guessed address.",
     "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
@@ -335,6 +339,16 @@ _WALL_WORDS = {
     "empty_results": "The search{on} found nothing. Search again with fewer or more general words (drop filters, "
                      "dates and exact phrases), check the spelling, or browse the category from the menu.",
 }
+
+
+# Tasks done only from a signed-in account (no guest way exists), and tasks that buy (a guest checkout may)
+ACCOUNT_TASK = re.compile(
+    r"(?i)\b(?:un)?(?:follow|subscribe)\b|\b(?:up|down)vote|\bbookmark|\bfavou?rite\b|\b(?:give|leave|add) (?:a |my )?"
+    r"(?:like|rating|comment|review)\b|^\s*like (?:the|this|a|it)\b|\b(?:write|leave|post|submit) (?:a |my )?(?:review"
+    r"|comment|post|reply|answer)\b|\b(?:delete|clear|remove) (?:the |my )?(?:\w+ ){0,3}history\b|\bplaylist|\bwatch ?list"
+    r"|\bwish ?list|\bsave (?:it |this |them |the \w+ )?(?:to|in) (?:my|a) ")
+_PURCHASE_TASK = re.compile(r"(?i)\b(?:buy|purchase|order(?! (?:status|number|history|id|details|tracking|no\b|#|\d))|check ?out|book"
+                            r"|reserve|pay|rent)\b|\bto (?:the |my )?cart\b")
 
 
 def _walls(run: PartialRun) -> list[Signal]:
@@ -372,12 +386,31 @@ def _walls(run: PartialRun) -> list[Signal]:
         if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                          run.task, re.I):
             key = "login_given"
+        elif kind == "captcha" and last.url and not any(
+                st.url and same_site(st.url, run.domain) and not patterns["url"].search(st.url) and st.url != last.url
+                for st in steps[:-1]):
+            key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
+        elif kind == "login" and ACCOUNT_TASK.search(run.task):
+            key = "login_only"  # following, liking, a playlist, a history: no guest way exists
         came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run)
-        message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name,
+        ways = ("guest checkout, public pages, the site's search" if _PURCHASE_TASK.search(run.task)
+                else "public pages, the site's search")
+        message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
                                           Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
         out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
     return out
+
+
+_GERUND = {"click": "clicking", "type": "typing into", "select": "choosing in", "hover": "hovering over",
+           "press": "pressing", "check": "checking", "uncheck": "unchecking", "fill": "filling", "open": "opening",
+           "search": "searching for", "navigate": "opening", "scroll": "scrolling to", "answer": "answering"}
+
+
+def _doing_words(action: str, target: str) -> str:
+    """"clicking 'View cart'": what the agent did, said as a fact ("(click 'View cart')" read as an order)."""
+    verb = action_verb(action)
+    return f"{_GERUND.get(verb, 'acting on')} '{target}'"
 
 
 def _located(url: str | None, run: PartialRun) -> str:
@@ -400,7 +433,7 @@ def _struggle(run: PartialRun) -> Signal | None:
         return None
     where = _located(run.steps[-1].url, run) or (f" on {at}" if (at := page(run.steps[-1].url, run.domain)) else "")
     target = _target(run.steps[-1], run.task)
-    did = f" ({action_verb(run.steps[-1].action)} '{target}')" if target else ""
+    did = f" (your last action: {_doing_words(run.steps[-1].action, target)})" if target else ""
     return Signal("struggle", 0.55,
                   f"Your own notes say the last steps{did}{where} are not working. Stop and "
                   "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
@@ -418,7 +451,8 @@ def _done(run: PartialRun) -> Signal | None:
     name = off_site(recent[-1].url, run.domain) or (site(run.domain) if same_site(recent[-1].url or "", run.domain)
                                                     else None)  # never "on ticketshop.com" for a site not named
     target = _target(recent[-1], run.task)
-    at = (f" at {where}" if where else "") + (f" ({action_verb(recent[-1].action)} '{target}')" if target else "")
+    at = (f" at {where}" if where else "") + (f" (your last action: {_doing_words(recent[-1].action, target)})"
+                                             if target else "")
     return Signal("done", 0.7,
                   f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}. "
                   "If the page shows everything the task asks for, end the run now with your answer (your stop or "

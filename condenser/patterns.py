@@ -174,7 +174,9 @@ def failure_categories(trajectory: Trajectory) -> list[FailureCategory]:
 
 _LABEL_RES = [
     re.compile(r"(?:label(?:l)?ed|titled|named|text) (?:as )?['\"“]?([^'\"”\n]{2,60}?)['\"”]?(?: which| that| to (?:find|navigate|go|see|view|access|open|search|add|select|get|check|start)|\.|,|;|$)", re.I),
-    re.compile(r"(?:lead|go|navigate|take me) to the ([^.,;\n]{3,50}?)(?: section| page| tab)", re.I),
+    # "navigate to the REI websites main page": a description in the agent's words, not a visible label (said as
+    # "the ... page", never quoted as 'REI websites main' or 'top of the')
+    re.compile(r"(?:lead|go|navigate|take me) to the ([^.,;\n]{3,50}?) (section|page|tab)", re.I),
     re.compile(r"(?:click(?:ing)? (?:on )?|select(?:ing)? |press(?:ing)? )(?:the )?['\"“]([^'\"”\n]{2,60})['\"”]", re.I),
     re.compile(r"['\"“]([^'\"”\n]{2,60})['\"”] (?:button|link|tab|option|menu|field|checkbox)", re.I),
     # "Clicking on the Popular Stories link with element_id [127]": a capitalised name before the control's kind
@@ -197,6 +199,7 @@ def describe_action(action: str, thought: str | None = None) -> str:
         for pattern in _LABEL_RES:
             m = pattern.search(part)
             if m:
-                target = f"the element labeled '{m.group(1).strip()}'"
+                what = m.group(1).strip()
+                target = f"the {what} {m.group(2)}" if pattern.groups == 2 else f"the element labeled '{what}'"
                 break
     return f"{verb} {target}".strip() if target else f"{verb} (an element on the page)"

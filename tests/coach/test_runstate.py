@@ -341,3 +341,45 @@ def test_notes_that_say_stuck_name_the_site_too():
         for i in range(3)]})
     advice, _ = _advice(r)
     assert "on amctheatres.com (the home page) are not working" in advice, advice
+
+
+def _login_run(task: str) -> PartialRun:
+    return PartialRun.model_validate({"task": task, "domain": "soundcloud.com", "steps": [
+        {"action": "click[3]", "url": "https://soundcloud.com/discover"},
+        {"action": "click[9]", "url": "https://soundcloud.com/signin?redirect=/you/history"}]})
+
+
+@pytest.mark.parametrize("task", ["Delete the history of what I heard recently", "Follow the Denver Nuggets",
+                                  "Give a like to the #1 track", "Add this track to a new private playlist"])
+def test_a_sign_in_wall_before_an_account_only_task_says_report_it(task):
+    advice, _ = _advice(_login_run(task))
+    assert "report that the task needs a login" in advice and "guest checkout" not in advice
+    assert "look for a way that needs no account" not in advice
+
+
+def test_guest_checkout_is_offered_only_to_a_task_that_buys():
+    assert "guest checkout" in _advice(_login_run("Buy two $50 gift cards"))[0]
+    plain = _advice(_login_run("Check the order status of order 24124124091"))[0]
+    assert "look for a way that needs no account (public pages, the site's search)" in plain
+
+
+def test_a_captcha_in_front_of_the_first_page_of_the_site_says_report_it():
+    first = PartialRun.model_validate({"task": "Find a plumber", "domain": "yelp.com", "steps": [
+        {"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/captcha?r=1"},
+        {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]})
+    advice, _ = _advice(first)
+    assert "in front of the first page of it you reached" in advice and "another way" not in advice
+    later = PartialRun.model_validate({"task": "Find a plumber", "domain": "yelp.com", "steps": [
+        {"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/"},
+        {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]})
+    assert "reach the page another way" in _advice(later)[0]
+
+
+def test_the_agent_s_last_action_is_said_as_a_fact_not_an_order():
+    """"(click 'View cart & check out')" read as an order to check out (a grader's finding)."""
+    r = PartialRun.model_validate({"task": "Add a blue kettle to the cart", "domain": "shop.com", "steps": [
+        {"action": "CLICK [link] View cart & check out", "url": "https://shop.com/cart",
+         "thought": "The task is complete: the kettle is in the cart."}] * 3})
+    advice, _ = _advice(r)
+    assert "(your last action: clicking 'View cart & check out')" in advice, advice
+    assert "(click '" not in advice

@@ -169,3 +169,12 @@ def test_dataset_record_keeps_labels_as_tags():
 def test_an_element_named_before_its_kind_in_the_thought_is_the_label(thought, label):
     desc = describe_action("click[127]", thought)
     assert desc == (f"click the element labeled '{label}'" if label else "click (an element on the page)")
+
+
+@pytest.mark.parametrize("thought", ["Next I navigate to the REI websites main page to search.",
+                                     "I will go to the top of the page."])
+def test_a_place_the_thought_describes_is_not_taken_for_a_label(thought):
+    """"navigate to the REI websites main page" names no visible element: said as "the ... page", never quoted
+    ("You have clicked 'REI websites main' 3 times", "click 'top of the'")."""
+    desc = describe_action("click[74]", thought)
+    assert "labeled" not in desc and desc.endswith(" page")
