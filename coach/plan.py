@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
 from coach.words import ANY_ENTRY, error_class, off_site, same_site, site, step_label, step_words
-from condenser import SAME_TEMPLATE, domain_of, normalize_task, registrable_domain, template_similarity
+from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
 MIN_MATCH = 0.45
@@ -118,7 +118,9 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
 
 def _last_labels(run: PartialRun, last: int = 2) -> set[str]:
     """The labels (slugged) of the agent's own last actions: a plan does not open with one of them."""
-    return {slug for s in run.steps[-last:] if (slug := _slug(step_label(s.action, None) or ""))}
+    return {slug for s in run.steps[-last:]
+            if action_verb(s.action) in {"click", "hover", "select"} and (slug := _slug(step_label(s.action, None) or ""))}
+    # (a typed search term is no step done: typing 'Nobu' and then clicking the result 'Nobu' is the way)
 
 
 def shown_by_url(run: PartialRun, steps: list[dict[str, Any]]) -> int:

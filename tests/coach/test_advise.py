@@ -472,9 +472,9 @@ def test_how_another_run_ended_is_not_said_beside_a_plan():
 
 def test_a_one_step_plan_says_its_step_once():
     n = neighbour(1, 0.92, True, GOOD)
-    g = advise(run(GOOD[:6]), [n], config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
-    assert g.plan == ["click '7:00 PM'"], g.plan
+    g = advise(run(GOOD[:5]), [n], config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
+    assert g.plan == ["click 'Find a table'"], g.plan
     text = render_system_message(g).content
-    assert text.count("click '7:00 PM'") == 1 and "Try next" not in text
-    longer = advise(run(GOOD[:4]), [n], config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
+    assert text.count("click 'Find a table'") == 1 and "Try next" not in text
+    longer = advise(run(GOOD[:2]), [n], config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
     assert len(longer.plan) > 1 and f"Try next: {longer.plan[0]}." in render_system_message(longer).content
