@@ -21,10 +21,12 @@ _SPACED_HOST = re.compile(
 _SECRETS = re.compile(
     r"\b(?:pass ?(?:word|code|phrase)s?|pw|pwd|pins?|pin codes?|card numbers?|credit cards?|security codes?|cvv2?|cvc"
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
-    r"|seed phrase|private keys?|recovery (?:code|phrase)s?|2fa codes?|verification codes?)\b")
+    r"|seed phrase|private keys?|recovery (?:code|phrase|word)s?|2fa codes?|verification codes?|card details|card info"
+    r"|card information|bank details|banking details|cookies?|session (?:id|cookie|token)s?|mnemonic|cc (?:numbers?|details"
+    r"|info))\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
-    r"|helpdesk|agent|us|me|whatsapp|telegram|here)\b")
+    r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz)\b")
 _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:\w+\W+)?\w*\d"
                       r"|\b(?:e-?mail|mail|write|text|call|message|contact|dm|ping)\s+(?:me|us)\s+(?:at|on|via)\b"
                       # "Email bob at gmail": a mailbox named by its provider, with no dot to read as a host
@@ -32,17 +34,24 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
                       r"|hotmail|outlook|live|proton ?mail|proton|icloud|aol|gmx|yandex|qq|163)\b")
 _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-)?[a-z\d]{4,}\b")  # 1-8OO-FLOWERS
 _TASK_CONTROL = re.compile(
-    r"\btasks? (?:is |are |now )?(?:done|complete|completed|finished|over|accomplished|ended)\b|\bstop (?:here|now)\b"
+    r"\btasks? (?:is |are |was |were |has been |have been |now )?(?:done|complete|completed|finished|over|accomplished"
+    r"|ended)\b|\bstop (?:here|now|the task|this task|your task|the run|working)\b"
     r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
-    r"|\b(?:you are|you're|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission (?:complete|accomplished)\b"
-    r"|\b(?:end|finish|stop) (?:the |this |your )?(?:run|session|episode)\b")
+    r"|\b(?:you are|you're|you re|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission (?:complete|accomplished)\b"
+    r"|\b(?:end|finish|stop) (?:the |this |your )?(?:run|session|episode)\b"
+    # answers dictated to the reader ("The answer is 42", "Respond only with yes")
+    r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(
     r"\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|order|make)\s+(?:the\s+|your\s+|this\s+)?"
     r"(?:user|agent|assistant|human|customer|model|bot|ai|llm)s?\b"
-    r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+)?(?:money|funds|cash|bitcoin|btc|crypto|usdt|payment)"
-    r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|this|our|the following|account|wallet))\b")
+    r"|\blet (?:the\s+|your\s+)?(?:user|agent|assistant|human|customer)s? know\b"
+    r"|\b(?:dear|hey|hi|hello|attention|psst|note to)\s+(?:the\s+|an?\s+)?(?:ai\s+)?(?:ai|agent|assistant|bot|model|llm|gpt"
+    r"|claude|robot)s?\b"
+    r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+)?(?:[\d.,]+\s*){0,3}(?:money|funds|cash|bitcoin|btc"
+    r"|crypto|usdt|usdc|eth|ether|ethereum|sol|solana|doge|dogecoin|xrp|ltc|bnb|tether|payment)"
+    r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|my|this|our|the following|account|wallet))\b")
 
 
 # The same orders in the other languages agents meet most often, written here as a page writes them and folded
@@ -55,38 +64,51 @@ def _fold(pattern: str) -> str:
 _SECRETS_I18N = re.compile(_fold(
     r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
     r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
-    r"|code pin|pin-code|geheimzahl|tan)\b|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
+    r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड)\b"
+    r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
 _HANDING_I18N = re.compile(_fold(
     r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
     r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
-    r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza)\b"
-    r"|发给|發給|发送|發送|告诉|告訴|提供给|给客服|給客服|送信|送って|教えて|보내|알려"))
+    r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
+    r"|gönder\w*|bize|bana|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*)\b"
+    r"|发给|發給|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
 _TASK_I18N = re.compile(_fold(
     r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
     r"|achevée)|tarea (?:está )?(?:completada|terminada|hecha|cumplida)|tarefa (?:está )?(?:concluída|completa"
     r"|terminada|cumprida)|compito (?:è )?(?:completato|finito|terminato)|taak (?:is )?(?:voltooid|afgerond)"
-    r"|zadanie (?:jest )?(?:wykonane|zakończone)|задача (?:выполнена|завершена))\b"
-    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|タスク(?:は)?完了|작업 ?완료"))
+    r"|zadanie (?:jest )?(?:wykonane|zakończone)|задача (?:выполнена|завершена)"
+    r"|tugas (?:sudah |telah )?selesai|misi selesai|görev tamamland[ıi]|nhiệm vụ (?:đã )?hoàn thành|कार्य पूरा"
+    r"|المهمة (?:اكتملت|انتهت|مكتملة)|انتهت المهمة|توقف الآن)\b"
+    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|タスク(?:は)?完了|タスク終了|任務完了|(?:작업|임무|과제) ?(?:완료|끝)"))
 _ADDRESSING_I18N = re.compile(_fold(
     r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
     r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
-    r"(?:usuario|usuário|utente|agente)\b|告诉用户|告訴用戶|ユーザーに伝え|사용자에게"))
+    r"(?:usuario|usuário|utente|agente)\b|\bberitahu (?:pengguna|agen)\b|告诉用户|告訴用戶|告知用户|告知用戶|ユーザーに伝え"
+    r"|사용자에게"))
 _MONEY_I18N = re.compile(_fold(
-    r"\b(?:geld|betrag) (?:jetzt |sofort )?(?:überweisen|senden)\b(?: (?:jetzt|sofort|hier|an (?:mich|uns)))"
+    r"\b(?:geld|betrag) (?:(?:jetzt|sofort) (?:überweisen|senden)|(?:überweisen|senden) (?:jetzt|sofort|hier|an (?:mich"
+    r"|uns)))\b|\bkirim(?:kan)? (?:uang|dana) (?:sekarang|segera)\b|\b(?:hemen|şimdi) para gönder\w*"
     r"|\b(?:envoyez|envoyer|virez|transférez) (?:de l.)?argent (?:maintenant|immédiatement|ici|à (?:moi|nous))"
     r"|\b(?:transfiere|transferir|envía|enviar|envie|transfira) (?:el |o )?(?:dinero|dinheiro) (?:ahora|agora"
     r"|inmediatamente|imediatamente|aquí|aqui|a mí|para mim)\b|\b(?:invia|trasferisci) (?:i )?soldi (?:ora|subito|qui)\b"
-    r"|(?:立即|马上|馬上|现在|現在)(?:转账|轉賬|汇款|匯款)给|(?:转账|轉賬|汇款|匯款)给我|今すぐ送金|지금 송금"))
+    r"|(?:立即|马上|馬上|现在|現在)(?:转账|轉賬|汇款|匯款)|(?:转账|轉賬|汇款|匯款)给我|今すぐ送金|지금 송금"))
 
 
 # the same orders written as one word ("SendYourPassword", "wiremoneynow.com", "/taskcomplete"): a single token is
 # read squeezed, for these stems (a label of several words is read word by word above: "Your password" stays a label)
-_ONE_WORD = ("taskcomplete", "taskdone", "taskfinished", "taskaccomplished", "stophere", "stopnow", "giveup",
+_ONE_WORD = ("stopthetask", "sendmepassword", "sendmeyour", "sendusyour", "givemeyour", "taskcomplete", "taskdone", "taskfinished", "taskaccomplished", "stophere", "stopnow", "giveup",
              "youaredone", "youredone", "missionaccomplished", "endtherun", "endthetask", "finishtherun",
              "yourpassword", "yourpin", "yourapikey", "yourcvv", "yourotp", "sendpassword", "sendpin", "apikey",
              "wiremoney", "sendmoney", "transfermoney", "transferfunds", "sendbitcoin", "sendcrypto",
              "telltheuser", "telltheagent", "tellyouruser", "calluson", "callusat", "callnow", "dialnow", "textus",
              "emailus", "emailme", "contactme", "ignoreprevious", "ignoreall", "disregard")
+
+# the control stems read squeezed in a label of a few words too ("St op here"); not the secret or money ones, whose
+# spaced forms are labels ("Your password", "Send money")
+_SPLIT_STEMS = ("taskcomplete", "taskdone", "taskfinished", "stophere", "stopnow", "youaredone", "youredone",
+                "missionaccomplished", "endtherun", "endthetask", "stopthetask", "telltheuser", "telltheagent")
+_LEET = str.maketrans("013457@$", "oieastas")
+_MIXED = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)\w+\b")  # a word of letters and digits
 
 _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}")  # call5550100
 
@@ -96,6 +118,19 @@ def steers(folded: str) -> bool:
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
     For short fragments (a label, a path segment of at most 64 characters)."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
+    if _steers(text, folded):
+        return True
+    squeezed = text.replace(" ", "").replace("_", "")
+    if len(text.split()) <= 4 and any(stem in squeezed for stem in _SPLIT_STEMS):
+        return True
+    bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)"
+    if bare != text and _steers(bare, folded):
+        return True
+    leet = _MIXED.sub(lambda m: m.group(0).translate(_LEET), text)  # "T4sk c0mplete"; a number alone stays one
+    return leet != text and _steers(leet, leet)
+
+
+def _steers(text: str, folded: str) -> bool:
     if " " not in text and len(text) >= 6 and (any(stem in text.replace("_", "") for stem in _ONE_WORD)
                                                or _ONE_WORD_NUMBER.search(text)):
         return True

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from coach.steering import steers
 from condenser import action_target, action_verb, domain_of
 from condenser.lookalikes import CONFUSABLES
-from condenser.sites import registrable_domain
+from condenser.sites import is_public_suffix, registrable_domain
 
 INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
@@ -82,10 +82,24 @@ def _folded(text: str) -> str:
     return text.lower()
 
 
+# the stems as the checked text is folded (Hangul decomposed, Cyrillic and Greek look-alikes made Latin): written
+# as a reader knows them above, compared only in this form ("무시" and "игнор" never matched before 2026-12-04)
+_DENY_FOLDED = tuple(dict.fromkeys(_folded(stem) for stem in _DENY_STEMS))
+# Everyday labels that hold a stem: a "forgot password" link in the languages of the stems, and instructions that
+# come with a product or an order. Taken out before the stems are looked for; anything else beside them still counts.
+_BENIGN = re.compile(_folded(
+    r"forgot(?:ten)? (?:your |my )?password|passwort vergessen|kennwort vergessen|mot de passe oublié|"
+    r"contraseña olvidada|olvidaste (?:tu )?contraseña|olvidé (?:mi )?contraseña|password dimenticata|"
+    r"esqueceu (?:a |sua )?senha|esqueci (?:a |minha )?senha|zapomniałeś hasła|nie pamiętasz hasła|"
+    r"忘记密码|忘記密碼|パスワードを忘れ|שכחת (?:את )?(?:ה)?סיסמה|"
+    r"(?:delivery|care|washing|assembly|cooking|installation|shipping|special|dosage) instructions?|"
+    r"gebrauchsanweisung|bedienungsanleitung"))
+
+
 def _spells_instruction(text: str) -> bool:
-    folded = _folded(clean(text))
+    folded = _BENIGN.sub(" ", re.sub(r"[-_]+", " ", _folded(clean(text))))
     squeezed = re.sub(r"[\W_]+", "", folded)
-    return any(stem in folded or stem in squeezed for stem in _DENY_STEMS)
+    return any(stem in folded or stem in squeezed for stem in _DENY_FOLDED)
 
 
 def instruction_like(text: str) -> bool:
@@ -175,11 +189,28 @@ def same_site(url_or_domain: str | None, domain: str | None) -> bool:
 
 
 def _bad_segment(segment: str) -> bool:
-    """A path segment that hides a host, an address or an instruction (`evil.com`, `10.0.0.1`, `ignore_rules`)."""
+    """A path segment that hides a host, an address or an instruction (`evil.com`, `evil.to`, `evil-dot-ai`,
+    `10.0.0.1`, `ignore_rules`)."""
     words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
-    return bool(disguised_hosts(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
+    return bool(disguised_hosts(segment) or _host_segment(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
                 or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words)
                 or len(segment) <= 64 and steers(_folded(words)))  # a longer segment is never shown
+
+
+_SPELLED_DOT = re.compile(r"(?i)[a-z0-9][-_]dot[-_][a-z]{2,}")
+
+
+def _host_segment(segment: str) -> bool:
+    """`evil.to`, `evil.lol`: a name ending in a public suffix (any TLD, from the public-suffix list), or a dot
+    spelled out (`evil-dot-ai`). A page's own file name (`index.html`, `store-locator.shtml`) is none."""
+    if _SPELLED_DOT.search(segment):
+        return True
+    name, dot, tld = segment.lower().rpartition(".")
+    return bool(dot and name and re.fullmatch(r"[a-z]{2,24}", tld) and tld not in _FILE_TYPES and is_public_suffix(tld))
+
+
+_FILE_TYPES = frozenset("html htm shtml xhtml php asp aspx jsp jspx cfm cgi pl json xml rss pdf jpg jpeg png gif svg "
+                        "webp css js txt csv doc docx xls xlsx ppt pptx mp3 mp4 webm".split())
 
 
 # hosts that serve one function of a site (sign-in, accounts, help, payment): their root is not the site's home
@@ -228,6 +259,8 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     segments = [s for s in path.split("/") if s]
     if any(_bad_segment(seg) for seg in segments):
         return None
+    if len(path) <= 96 and steers(_folded(" ".join(re.split(r"[/_\-.~+%]+", path)))):
+        return None  # an order split over segments: /task/complete, /stop/now
     segments = segments[:depth]
     if not segments:
         return _other_host(u, domain) or "the home page"

@@ -15,7 +15,7 @@ from condenser.patterns import (
     normalize_error,
 )
 from condenser.redact import redact_text, redact_trajectory
-from condenser.sites import registrable_domain
+from condenser.sites import is_public_suffix, registrable_domain
 from condenser.summary import embed_text, summarize, url_pattern
 from condenser.tasks import SAME_TEMPLATE, derive_task_id, normalize_task, task_template, template_similarity
 
@@ -25,6 +25,7 @@ __all__ = [
     "derive_task_id",
     "normalize_task",
     "registrable_domain",
+    "is_public_suffix",
     "task_template",
     "template_similarity",
     "VERIFIED_SOURCES",

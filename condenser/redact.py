@@ -10,10 +10,13 @@ e-mail addresses, IBANs, national ids, card numbers and phone numbers (see `cond
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import unicodedata
 from typing import TypeVar
+from urllib.parse import quote as url_quote
+from urllib.parse import quote_plus
 
 from condenser import credentials, personal
 from condenser.credentials import SECRET
@@ -126,13 +129,20 @@ def redact_texts(texts: list[str], extra_secrets: set[str] | frozenset[str] = fr
 _PASSWORD_WORDS = re.compile(nocase(
     r"pass(?:word|wd|code|phrase|wort)|\bpwd\b|\bpin\b|\bcvv2?\b|\bcvc\b|security code|kennwort|wachtwoord"
     r"|mot de passe|contrase(?:ñ|n)a|\bsenha\b|parola d|lösenord|passord|adgangskode|has(?:ł|l)o|\bheslo\b|salasana"
-    r"|şifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key"))
+    r"|şifre|sifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key"
+    r"|credentials?|passkey|kata sandi|mật khẩu|mat khau|كلمة المرور|كلمة السر|पासवर्ड|\bparola\b|\bgeslo\b|암호"
+    r"|κωδικ|รหัสผ่าน|passphrase|pass phrase|mnemonic|seed phrase"))
+# what a selector calls a password field ('#pw', 'input[name=pass]'), read in the action's target only
+_PASSWORD_FIELD = re.compile(r"(?i)#pw\b|\bpw\b|[=\[\s'\"#]pass\b|passwd|\bpwd\b|type=[\"']?password")
 # A field named for something else: what is typed there is not a password, whatever the thought says.
 _OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
                                  r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
 _TYPING_VERBS = (r"type|fill|input|input_text|send_keys|type_text|enter_text|set_value|fill_form|fill_field"
-                 r"|fill_search|press_sequentially|insert_text|write|type_into")
+                 r"|fill_search|press_sequentially|insert_text|write|type_into|browser_type|sendkeys|inserttext"
+                 r"|presssequentially|setvalue|fill_in|typetext")
 _CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*$", re.S)  # as _call()
+# any other call (computer(action="type", text="x"), act(...)): typed only through a named value argument
+_ANY_CALL = re.compile(r"(?:^|[\s.;])[A-Za-z_][\w]*\s*\((?P<args>.*)\)\s*$", re.S)
 # A name starts at a word start: tried inside a word, `\w+` ran to the word's end from every position (quadratic on a
 # long word: 20k characters took seconds).
 _LITERAL = re.compile(r"(?:(?<!\w)(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
@@ -148,15 +158,26 @@ _FORMS = [
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\],]*),\s*(?P<val>.*)\]\s*$", re.S),  # fill[7,x]
     # type [7] x: an element, then the value unbracketed
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s+(?P<val>[^\s\[](?:.*\S)?)\s*$", re.S),
+    # el.value = "x"; xdotool type 'x'; {"action": "type", "text": "x"} (a JSON action)
+    re.compile(r"(?i)^(?P<tgt>.{0,200}?)\.value\s*=\s*(?P<q>[\"'])(?P<val>(?:(?!(?P=q)).)*)(?P=q)\s*;?\s*$", re.S),
+    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<q>[\"'])(?P<val>(?:(?!(?P=q)).)*)(?P=q)\s*$", re.S),
+    re.compile(r"(?i)^\s*\{(?P<tgt>.{0,300}?)[\"'](?:text|value|keys|input|content)[\"']\s*:\s*(?P<q>[\"'])"
+               r"(?P<val>(?:(?!(?P=q)).)*)(?P=q).{0,300}\}\s*$", re.S),
     # type x. A value of spaces types nothing; its end is a non-space (trailing spaces run to the end once).
     re.compile(r"(?i)^\s*type(?=\s*+\S)\s+(?P<val>(?![\[(]).*?\S)\s*$", re.S),
 ]
 
 
-def _call(action: str) -> re.Match[str] | None:
-    """`_CALL.search(action)` in linear time: without the closing ")" no call matches, and every typing verb
-    would have been tried to the end of the text."""
-    return _CALL.search(action) if "(" in action and action.rstrip().endswith(")") else None
+def _call(action: str) -> tuple[re.Match[str], bool] | None:
+    """(`_CALL.search(action)`, True), else (`_ANY_CALL`'s match, False), in linear time: without the closing ")"
+    no call matches, and every typing verb would have been tried to the end of the text."""
+    if "(" not in action or not action.rstrip().endswith(")"):
+        return None
+    m = _CALL.search(action)
+    if m:
+        return m, True
+    m = _ANY_CALL.search(action)
+    return (m, False) if m else None
 
 
 def _literals(text: str, start: int, end: int) -> list[re.Match[str]]:
@@ -185,11 +206,12 @@ def _literals(text: str, start: int, end: int) -> list[re.Match[str]]:
 
 def _typed_value(action: str) -> tuple[int, int, str] | None:
     """(start, end, target) of the value an action types, or None when it types nothing."""
-    m = _call(action)
-    if m:
+    found = _call(action)
+    if found:
+        m, typing = found
         literals = _literals(action, m.start("args"), m.end("args"))
         named = [lit for lit in literals if (lit.group("name") or "").lower() in _VALUE_ARGS]
-        unnamed = [lit for lit in literals if not lit.group("name")]
+        unnamed = [lit for lit in literals if not lit.group("name")] if typing else []
         chosen = named[-1] if named else (unnamed[-1] if unnamed else None)
         if chosen is None:
             return None
@@ -203,8 +225,9 @@ def _typed_value(action: str) -> tuple[int, int, str] | None:
     return None
 
 
-def _typed_password(step: Step) -> tuple[set[str], str] | None:
-    """(the typed value in the forms it may appear in, the action with it masked) for a password-like field."""
+def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
+    """(the typed value in the forms it may appear in, the action with it masked, whether the field itself says it
+    is a password) for a password-like field."""
     action = normalize(step.action)
     found = _typed_value(action)
     if found is None:
@@ -213,29 +236,41 @@ def _typed_password(step: Step) -> tuple[set[str], str] | None:
     value = action[start:end]
     if not value.strip() or value.startswith(SECRET):
         return None
-    if not _PASSWORD_WORDS.search(target):
-        if len(value.split()) >= 3 or _OTHER_FIELD.search(target):
+    if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)):
+        if _OTHER_FIELD.search(target):
             return None
         if _PASSWORD_WORDS.search(_element_text(step.observation, target)):  # the page says what [7] is
-            return _masked(action, start, end, value)
+            return (*_masked(action, start, end, value), True)
+        if len(value.split()) >= 3 and not _PASSPHRASE.search(step.thought or ""):
+            return None
         # the thought can be long: it is scanned last, for the values that pass the checks above
         observation = step.observation if step.observation and len(step.observation) <= 200 else ""
         if not _PASSWORD_WORDS.search(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
             return None
-    return _masked(action, start, end, value)
+        return (*_masked(action, start, end, value), False)
+    return (*_masked(action, start, end, value), True)
+
+
+_PASSPHRASE = re.compile(r"(?i)passphrase|pass phrase|mnemonic|seed phrase|recovery phrase")
+_KEYS_AFTER = re.compile(r"(?:\\[ntr]|[\n\t\r]|\{(?:enter|tab|return)\})+$", re.I)  # "x{enter}", "x\n"
 
 
 def _masked(action: str, start: int, end: int, value: str) -> tuple[set[str], str]:
-    forms = {value}
+    """The forms a typed secret takes in the other fields (as typed, without the keys pressed after it,
+    percent-encoded, HTML-escaped, JSON-unescaped), and the action with it masked."""
+    bare = _KEYS_AFTER.sub("", value)
+    forms = {value, bare, url_quote(bare, safe=""), quote_plus(bare), html.escape(bare),
+             "".join(c if c.isalnum() else f"&#{ord(c)};" for c in bare)}
     try:  # a JSON-escaped literal ("pa\"ss") appears unescaped in the other fields
         forms.add(json.loads(f'"{value}"'))
+        forms.add(_KEYS_AFTER.sub("", json.loads(f'"{value}"')))
     except ValueError:
         pass
     return forms, action[:start] + SECRET + action[end:]
 
 
 # an element named by its id: the whole target ("7" of type [7] x) or a call's index (input_text(index=7, ...))
-_ELEMENT_ID = re.compile(r"^\s*\[?\s*(\d{1,6})\s*\]?\s*$|\bindex\s*=\s*(\d{1,6})\b")
+_ELEMENT_ID = re.compile(r"^\s*\[?\s*(\d{1,6})\s*\]?\s*$|\b(?:index|ref|element|id)\s*=\s*[\"']?(\d{1,6})\b")
 _NEXT_ELEMENT = re.compile(r"\[\d{1,6}\]")
 ELEMENT_CHARS = 160  # what the page says of an element: the text after its id, to the next element's
 
@@ -249,10 +284,13 @@ def _element_text(observation: str | None, target: str) -> str:
     mark = f"[{m.group(1) or m.group(2)}]"
     out: list[str] = []
     at = observation.find(mark)
-    while at >= 0 and len(out) < 4:  # an id may recur (a label and its field): a few mentions, each bounded
+    while at >= 0 and len(out) < 8:  # an id may recur (a label and its field): a few mentions, each bounded
         head = observation[at + len(mark):at + len(mark) + ELEMENT_CHARS]
         stop = _NEXT_ELEMENT.search(head)
         out.append(head[: stop.start()] if stop else head)
+        before = observation[max(0, at - ELEMENT_CHARS):at]  # the element before: a label names its field
+        marks = list(_NEXT_ELEMENT.finditer(before))
+        out.append(before[marks[-1].end():] if marks else "")
         at = observation.find(mark, at + len(mark))
     return " ".join(out)
 
@@ -263,9 +301,11 @@ def _typed_secrets(trajectory: Trajectory) -> tuple[set[str], dict[int, str]]:
     masked_actions: dict[int, str] = {}
     for i, step in enumerate(trajectory.steps):
         found = _typed_password(step)
-        if found:  # a short plain word ("submit") is masked in its action only, not throughout the run
-            secrets |= {v for v in found[0] if len(v) >= 3 and not (len(v) < 8 and v.isalpha() and v.islower())}
-            masked_actions[i] = found[1]
+        if found:  # a short plain word ("submit") is masked in its action only, not throughout the run, unless the
+            # field itself is a password field ("monkey" typed into type=password is a password)
+            forms, masked, field = found
+            secrets |= {v for v in forms if len(v) >= 3 and (field or not (len(v) < 8 and v.isalpha() and v.islower()))}
+            masked_actions[i] = masked
     return secrets, masked_actions
 
 

@@ -20,3 +20,9 @@ def registrable_domain(host: str | None) -> str | None:
     if ":" in h or h.replace(".", "").isdigit():  # an IP address: its own site
         return h
     return _PSL.privatesuffix(h) or h
+
+
+@lru_cache(maxsize=4096)
+def is_public_suffix(label: str) -> bool:
+    """Whether `label` (one label, `to`, `lol`, `co.uk`) is a public suffix: a TLD any host may end in."""
+    return bool(label) and _PSL.is_public(label.lower())

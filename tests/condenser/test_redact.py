@@ -418,3 +418,46 @@ def test_value_typed_into_another_element_of_that_page_is_kept():
     page = "Welcome back. " * 40 + "[11] textbox 'City' [12] <input type=\"password\"> [13] button 'Go'"
     t = _run(steps=[{"action": "type [11] Springfield", "observation": page}])
     assert redact_trajectory(t).steps[0].action == "type [11] Springfield"
+
+
+# -- typed secrets in more action shapes, and their other forms (a helper's attack, 2026-12-04) -------------------
+
+PW = "Hunter2!x9"
+
+
+@pytest.mark.parametrize("action,thought", [
+    (f'browser_type(ref="e7", text="{PW}")', "type the password"),
+    (f'page.keyboard.insertText("{PW}")', "password field is focused"),
+    (f'locator("#pwd").pressSequentially("{PW}")', "fill it in"),
+    (f'driver.findElement(By.id("password")).sendKeys("{PW}")', ""),
+    (f'el.value = "{PW}"', "set the password"),
+    (f"xdotool type '{PW}'", "type my password"),
+    (f'{{"action": "type", "selector": "#password", "text": "{PW}"}}', ""),
+    (f'computer(action="type", text="{PW}")', "entering the password"),
+    (f"cy.get('#password').type('{PW}{{enter}}')", ""),
+    (f"fill('#pw', '{PW}')", ""), (f"page.fill('input[name=pass]', '{PW}')", ""),
+    (f'input_text(index=5, text="{PW}")', "now my credentials"),
+    (f'input_text(index=5, text="{PW}")', "masukkan kata sandi"),
+])
+def test_typed_password_in_more_action_shapes(action, thought):
+    t = _run(steps=[{"action": action, "thought": thought},
+                    {"action": "click(index=9)", "thought": f"I typed {PW} into the form", "observation": f"{PW} ok"}])
+    assert PW not in redact_trajectory(t).model_dump_json()
+
+
+def test_a_label_just_before_the_field_names_it():
+    page = " ".join(f"[{i}] link 'Item {i}'" for i in range(1, 30)) + " [31] StaticText 'Password' [32] textbox ''"
+    t = _run(steps=[{"action": f"type [32] [{PW}] [1]", "observation": page},
+                    {"action": "click [40]", "thought": f"typed {PW}"}])
+    assert PW not in redact_trajectory(t).model_dump_json()
+
+
+def test_a_typed_password_is_masked_in_its_encoded_forms_and_even_when_plain_in_a_password_field():
+    t = _run(steps=[{"action": f'fill("input[type=password]", "{PW}")'},
+                    {"action": "click(index=3)", "url": "https://x.com/cb?pw=Hunter2%21x9",
+                     "observation": "shown: Hunter2&#33;x9 and Hunter2&#x21;x9"}])
+    out = redact_trajectory(t).model_dump_json()
+    assert "Hunter2%21x9" not in out and "Hunter2&#33;x9" not in out
+    plain = _run(steps=[{"action": 'fill("input[type=password]", "monkey")'},
+                        {"action": "click(index=3)", "observation": "monkey was accepted"}])
+    assert "monkey" not in redact_trajectory(plain).model_dump_json()
