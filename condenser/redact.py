@@ -218,10 +218,10 @@ def _typed_value(action: str) -> tuple[int, int, str] | None:
         start, end = chosen.start("lit") + 1, chosen.end("lit") - 1
         return start, end, action[:start] + action[end:]
     for form in _FORMS:
-        m = form.match(action)
-        if m:
-            target = m.group("tgt") if "tgt" in form.groupindex else ""
-            return m.start("val"), m.end("val"), target
+        shaped = form.match(action)
+        if shaped:
+            target = shaped.group("tgt") if "tgt" in form.groupindex else ""
+            return shaped.start("val"), shaped.end("val"), target
     return None
 
 
