@@ -158,11 +158,8 @@ _FORMS = [
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\],]*),\s*(?P<val>.*)\]\s*$", re.S),  # fill[7,x]
     # type [7] x: an element, then the value unbracketed
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s+(?P<val>[^\s\[](?:.*\S)?)\s*$", re.S),
-    # el.value = "x"; xdotool type 'x'; {"action": "type", "text": "x"} (a JSON action)
-    re.compile(r"(?i)^(?P<tgt>.{0,200}?)\.value\s*=\s*(?P<q>[\"'])(?P<val>(?:(?!(?P=q)).)*)(?P=q)\s*;?\s*$", re.S),
-    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<q>[\"'])(?P<val>(?:(?!(?P=q)).)*)(?P=q)\s*$", re.S),
-    re.compile(r"(?i)^\s*\{(?P<tgt>.{0,300}?)[\"'](?:text|value|keys|input|content)[\"']\s*:\s*(?P<q>[\"'])"
-               r"(?P<val>(?:(?!(?P=q)).)*)(?P=q).{0,300}\}\s*$", re.S),
+    # xdotool type 'x' (el.value = "x" and a JSON action are read by _assigned and _json_typed)
+    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<q>[\"'])(?P<val>[^\"']*)(?P=q)\s*$", re.S),
     # type x. A value of spaces types nothing; its end is a non-space (trailing spaces run to the end once).
     re.compile(r"(?i)^\s*type(?=\s*+\S)\s+(?P<val>(?![\[(]).*?\S)\s*$", re.S),
 ]
@@ -217,12 +214,53 @@ def _typed_value(action: str) -> tuple[int, int, str] | None:
             return None
         start, end = chosen.start("lit") + 1, chosen.end("lit") - 1
         return start, end, action[:start] + action[end:]
+    found_value = _assigned(action) or _json_typed(action)
+    if found_value:
+        return found_value
     for form in _FORMS:
         shaped = form.match(action)
         if shaped:
             target = shaped.group("tgt") if "tgt" in form.groupindex else ""
             return shaped.start("val"), shaped.end("val"), target
     return None
+
+
+_ASSIGN = re.compile(r"\.value\s*=\s*([\"'])")
+_JSON_VALUE_KEYS = ("text", "value", "keys", "input", "content")
+
+
+def _assigned(action: str) -> tuple[int, int, str] | None:
+    """`el.value = "x"`: (start, end, target) of the value, in linear time (the closing quote is the last one)."""
+    m = _ASSIGN.search(action)
+    if m is None:
+        return None
+    end = action.rfind(m.group(1))
+    if end <= m.end() or action[end + 1:].strip(" \t\n;"):
+        return None
+    return m.end(), end, action[: m.start()]
+
+
+def _json_typed(action: str) -> tuple[int, int, str] | None:
+    """{"action": "type", "selector": "#pw", "text": "x"}: the typed value of an action posted as a JSON object."""
+    text = action.strip()
+    if not (text.startswith("{") and text.endswith("}")) or len(text) > 100_000:
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    nested = obj.get("args")
+    args: dict = nested if isinstance(nested, dict) else obj
+    value = next((args[k] for k in _JSON_VALUE_KEYS if isinstance(args.get(k), str) and args[k]), None)
+    if value is None:
+        return None
+    literal = json.dumps(value, ensure_ascii=False)[1:-1]
+    start = action.find(literal)
+    if start < 0:
+        return None
+    return start, start + len(literal), action[:start] + action[start + len(literal):]
 
 
 def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
