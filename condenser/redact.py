@@ -14,7 +14,7 @@ import html
 import json
 import re
 import unicodedata
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote as url_quote
 from urllib.parse import quote_plus
 
@@ -252,7 +252,7 @@ def _json_typed(action: str) -> tuple[int, int, str] | None:
     if not isinstance(obj, dict):
         return None
     nested = obj.get("args")
-    args: dict = nested if isinstance(nested, dict) else obj
+    args: dict[str, Any] = nested if isinstance(nested, dict) else obj
     value = next((args[k] for k in _JSON_VALUE_KEYS if isinstance(args.get(k), str) and args[k]), None)
     if value is None:
         return None
