@@ -23,33 +23,50 @@ _SECRETS = re.compile(
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
     r"|seed phrase|private keys?|recovery (?:code|phrase|word)s?|2fa codes?|verification codes?|card details|card info"
     r"|card information|bank details|banking details|cookies?|session (?:id|cookie|token)s?|mnemonic|cc (?:numbers?|details"
-    r"|info))\b")
+    r"|info)|bank login|seed words?|iban|sms codes?|mfa codes?|auth codes?|secret keys?|backup codes?|login info)\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
-    r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz)\b")
+    r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz|whisper|recite|dictate|spell out)\b")
 _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:\w+\W+)?\w*\d"
                       r"|\b(?:e-?mail|mail|write|text|call|message|contact|dm|ping)\s+(?:me|us)\s+(?:at|on|via)\b"
                       # "Email bob at gmail": a mailbox named by its provider, with no dot to read as a host
                       r"|\b(?:e-?mail|mail|write to|message|contact|dm)\s+\w+\s+(?:at|on|via)\s+(?:g ?mail|yahoo"
-                      r"|hotmail|outlook|live|proton ?mail|proton|icloud|aol|gmx|yandex|qq|163)\b")
+                      r"|hotmail|outlook|live|proton ?mail|proton|icloud|aol|gmx|yandex|qq|163|zoho)\b"
+                      # a messenger ("Message Bob on Signal", "Find us on Telegram", "WhatsApp me")
+                      r"|\b(?:message|call|text|dm|contact|find|reach|ping|join|chat with|write to|add)\s+(?:\w+\s+){0,2}"
+                      r"(?:on|via|at|in)\s+(?:signal|telegram|whatsapp|viber|wechat|discord|skype|messenger|kik|snapchat)\b"
+                      r"|\b(?:telegram|whatsapp|viber|wechat|signal)\s+(?:me|us)\b|\b(?:whatsapp|telegram)\s+\w+\s+now\b"
+                      # a number spelled in words ("Call eight hundred Flowers", "Ring oh two oh seven")
+                      r"|\b(?:call|dial|ring|text|phone|sms)\s+(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine"
+                      r"|ten|hundred|thousand|double|triple)\b\s*){2,}")
 _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-)?[a-z\d]{4,}\b")  # 1-8OO-FLOWERS
 _TASK_CONTROL = re.compile(
     r"\btasks? (?:is |are |was |were |has been |have been |now )?(?:done|complete|completed|finished|over|accomplished"
     r"|ended)\b|\bstop (?:here|now|the task|this task|your task|the run|working)\b"
-    r"|\bgive up\b|\bgiving up\b|\bquit (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
+    r"|\bgive up\b|\bgiving up\b|\b(?:quit|abort|halt|exit) (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
     r"|\b(?:you are|you're|you re|youre|already) (?:done|finished)\b|\bnothing (?:else|more) to do\b|\bmission (?:complete|accomplished)\b"
     r"|\b(?:end|finish|stop) (?:the |this |your )?(?:run|session|episode)\b"
+    r"|\b(?:task|job|goal|objective|mission|assignment|all steps)(?: s| is| was| has been| now)?(?: successfully| all)? "
+    r"(?:done|complete|completed|finished|accomplished|achieved|reached|over|ended)\b"
+    r"|\b(?:quit|halt|abort|cancel|exit|terminate|abandon) (?:the |this |your |all )?(?:task|job|run|actions|work"
+    r"|everything)\b|\bstop right (?:here|now)\b|\bno (?:further|more) (?:steps|actions)\b|\breport success\b"
+    r"|\bmark (?:the |this )?task as\b|\band exit\b|\bfinal answer\b|\bsay (?:that|the price)\b"
     # answers dictated to the reader ("The answer is 42", "Respond only with yes")
     r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(
-    r"\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|order|make)\s+(?:the\s+|your\s+|this\s+)?"
-    r"(?:user|agent|assistant|human|customer|model|bot|ai|llm)s?\b"
+    r"\bask (?:the |your )?(?:user|customer|shopper|human|buyer)s? (?:for|to)\b"
+    r"|\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|order|make|notify|alert|get)\s+(?:the\s+|your\s+"
+    r"|this\s+)?(?:user|agent|assistant|human|customer|shopper|buyer|client|visitor|reader|operator|model|bot|ai|llm)s?\b"
+    r"|\b(?:note|notes|message|notice|attention|instructions?|memo)\s+(?:for|to)\s+(?:the\s+|all\s+)?(?:ai\s+)?"
+    r"(?:ai|agents?|bots?|assistants?|llms?|models?|readers?|crawlers?)\b"
+    r"|\b(?:ai\s+|llm\s+)?(?:agents?|bots?|assistants?|llms?|ai readers?)\s+(?:must|should|need to|have to|only)\b"
     r"|\blet (?:the\s+|your\s+)?(?:user|agent|assistant|human|customer)s? know\b"
     r"|\b(?:dear|hey|hi|hello|attention|psst|note to)\s+(?:the\s+|an?\s+)?(?:ai\s+)?(?:ai|agent|assistant|bot|model|llm|gpt"
     r"|claude|robot)s?\b"
-    r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+)?(?:[\d.,]+\s*){0,3}(?:money|funds|cash|bitcoin|btc"
+    r"|\b(?:venmo|zelle|cash ?app|paypal)\s+(?:me|us)\b"
+    r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+|my\s+|our\s+)?(?:[\d.,]+\s*){0,3}(?:money|funds|cash|bitcoin|btc"
     r"|crypto|usdt|usdc|eth|ether|ethereum|sol|solana|doge|dogecoin|xrp|ltc|bnb|tether|payment)"
     r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|my|this|our|the following|account|wallet))\b")
 
@@ -64,29 +81,36 @@ def _fold(pattern: str) -> str:
 _SECRETS_I18N = re.compile(_fold(
     r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
     r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
-    r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड)\b"
+    r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड|kode otp|otp|password|passcode"
+    r"|pin|iban)\b|인증번호"
     r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
 _HANDING_I18N = re.compile(_fold(
     r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
     r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
     r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
-    r"|gönder\w*|bize|bana|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*)\b"
-    r"|发给|發給|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
+    r"|gönder\w*|bize|bana|yaz|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*|dacci|dammi|nenne\w*"
+    r"|teile?n? uns|dime|dinos|diga-nos|me diga)\b"
+    r"|发给|發給|发我|發我|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
 _TASK_I18N = re.compile(_fold(
     r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
     r"|achevée)|tarea (?:está )?(?:completada|terminada|hecha|cumplida)|tarefa (?:está )?(?:concluída|completa"
     r"|terminada|cumprida)|compito (?:è )?(?:completato|finito|terminato)|taak (?:is )?(?:voltooid|afgerond)"
     r"|zadanie (?:jest )?(?:wykonane|zakończone)|задача (?:выполнена|завершена)"
     r"|tugas (?:sudah |telah )?selesai|misi selesai|görev tamamland[ıi]|nhiệm vụ (?:đã )?hoàn thành|कार्य पूरा"
-    r"|المهمة (?:اكتملت|انتهت|مكتملة)|انتهت المهمة|توقف الآن)\b"
-    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|タスク(?:は)?完了|タスク終了|任務完了|(?:작업|임무|과제) ?(?:완료|끝)"))
+    r"|المهمة (?:اكتملت|انتهت|مكتملة)|انتهت المهمة|توقف الآن|misión cumplida|missão cumprida|mission accomplie"
+    r"|taak (?:is )?klaar|uppgiften är (?:klar|slutförd)|zadanie ukończone|jetzt aufhören|sofort aufhören|arrête ici"
+    r"|arrêtez ici|detente ya|detente ahora|pare agora|şimdi dur|berhenti sekarang|dừng lại ngay)\b"
+    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|到此为止|到此為止|タスク(?:は)?完了|タスク終了|任務完了|作業完了"
+    r"|今すぐ停止|(?:작업|임무|과제) ?(?:완료|끝)|지금 중지"))
 _ADDRESSING_I18N = re.compile(_fold(
     r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
     r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
     r"(?:usuario|usuário|utente|agente)\b|\bberitahu (?:pengguna|agen)\b|告诉用户|告訴用戶|告知用户|告知用戶|ユーザーに伝え"
     r"|사용자에게"))
 _MONEY_I18N = re.compile(_fold(
-    r"\b(?:geld|betrag) (?:(?:jetzt|sofort) (?:überweisen|senden)|(?:überweisen|senden) (?:jetzt|sofort|hier|an (?:mich"
+    r"\b(?:jetzt|sofort) (?:geld|betrag) (?:überweisen|senden)\b|\btransfer (?:uang|dana) (?:sekarang|segera)\b"
+    r"|\b(?:envía|enviar|envie|transfiere) (?:el )?dinero ya\b|حول المال الآن|今すぐ振り込|지금 이체|立刻(?:转账|轉賬|汇款|匯款)"
+    r"|\b(?:geld|betrag) (?:(?:jetzt|sofort) (?:überweisen|senden)|(?:überweisen|senden) (?:jetzt|sofort|hier|an (?:mich"
     r"|uns)))\b|\bkirim(?:kan)? (?:uang|dana) (?:sekarang|segera)\b|\b(?:hemen|şimdi) para gönder\w*"
     r"|\b(?:envoyez|envoyer|virez|transférez) (?:de l.)?argent (?:maintenant|immédiatement|ici|à (?:moi|nous))"
     r"|\b(?:transfiere|transferir|envía|enviar|envie|transfira) (?:el |o )?(?:dinero|dinheiro) (?:ahora|agora"
@@ -140,6 +164,7 @@ def _steers(text: str, folded: str) -> bool:
         return True
     if _TASK_I18N.search(text) or _ADDRESSING_I18N.search(text) or _MONEY_I18N.search(text):
         return True
-    if _SECRETS_I18N.search(text) and _HANDING_I18N.search(text):
+    if (_SECRETS_I18N.search(text) or _SECRETS.search(text)) and (_HANDING_I18N.search(text) or _HANDING_OVER.search(text)
+                                                                     and _SECRETS_I18N.search(text)):
         return True
     return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4))

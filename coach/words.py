@@ -27,7 +27,7 @@ from condenser.sites import is_public_suffix, registrable_domain
 INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
 # Scripts whose letters only appear in a label to imitate Latin ones (IPA, modifier letters, Cherokee, Lisu).
-_ODD_LETTERS = re.compile(r"[\u0250-\u02ff\u1d00-\u1dbf\u13a0-\u13ff\uab70-\uabbf\ua4d0-\ua4ff\ua720-\ua7ff"
+_ODD_LETTERS = re.compile(r"[\u0180-\u019f\u01a2-\u01ae\u01b1-\u01c3\u01dd-\u0217\u021c-\u024f\u0250-\u02ff\u1d00-\u1dbf\u13a0-\u13ff\uab70-\uabbf\ua4d0-\ua4ff\ua720-\ua7ff"
                           r"\u2100-\u214f\u1e00-\u1eff\U0001d400-\U0001d7ff]")
 _COLONS = re.compile(r"[:\uff1a\ufe13\ufe55\u02d0\u02f8\ua789\u2236\u0589\u05c3\u1361]")
 # Stems that make a text read as an instruction or a role, in the languages agents meet most often. Checked
@@ -37,8 +37,7 @@ _DENY_STEMS = (
     "instruction", "instruc", "anweisung", "consigne", "istruz", "instrukc", "instrukt", "opdracht", "polecen",
     "override", "jailbreak", "pretend", "roleplay", "obey", "gehorch", "obeis", "obedec", "systemprompt",
     "systemmessage", "systemnote", "developermessage", "donothingelse", "doanythingnow", "webcoach", "evidence",
-    "exfiltrat", "reveal", "previousrules", "priorrules", "newrules", "fromnowon", "youarenow", "actas",
-    "maintenant", "ahoraeres", "jetztbist", "tuesmaintenant", "sistemaprompt", "mensajedelsistema", "messagesysteme",
+    "exfiltrat", "reveal", "previousrules", "priorrules", "newrules", "fromnowon", "youarenow", "ahoraeres", "jetztbist", "tuesmaintenant", "etesmaintenant", "esmaintenant", "sistemaprompt", "mensajedelsistema", "messagesysteme",
     "systemnachricht", "игнор", "забуд", "инструкц", "систем", "указани", "忽略", "无视", "無視", "忘记", "忘れ",
     "指令", "指示", "系统", "系統", "システム", "命令", "무시", "지시", "시스템", "잊", "تجاهل", "تعليمات", "النظام",
     "התעלם", "הוראות", "अनदेखा", "निर्देश", "bỏqua", "hướngdẫn", "görmezden", "talimat", "abaikan", "instruksi",
@@ -47,10 +46,11 @@ _DENY_STEMS = (
     "sekarangkamu", "jestesteraz", "nyttu", "suggestednextstep", "webcoachsays", "sistema", "systemow",
     "casoomiso", "netenezpascompte", "wantsyouto", "ignoreeverything", "αγνοησ", "ігнор", "теперьты",
     "необращай", "שכח", "انس", "نادیده", "あなたは今から", "你现在是", "너는이제", "不要理会", "잊어",
-    "imstart", "imend", "endoftext", "startofturn", "endofturn",
+    "imstart", "imend", "endoftext", "startofturn", "endofturn", "lupakan", "aturansebelumnya", "yenikurallar",
+    "从现在开始", "听我的", "聽我的", "القواعد",
 )
 _DENY_WORDS = re.compile(
-    r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|dan|inst|sys|prompt|prompts"
+    r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|inst|sys|prompt|prompts|act as"
     r"|you are|you must|you should|you will|you need|do not|don't)\b", re.I)
 _HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\]|\bdot\b)\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
                        r"|xn--|javascript|data:|file:|://|//", re.I)
@@ -61,6 +61,9 @@ _LABEL_OK = re.compile(r"^[\w .,'&/()+%?!-]+$")
 _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
 _IDLIKE = re.compile(r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{6,}|\d{3,}")  # fullmatch: a token with a digit in it
 _SPACES = re.compile(r"\s+")
+
+_LEET = str.maketrans("013457", "oieast")
+_LEET_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
 
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 40
@@ -92,8 +95,9 @@ _BENIGN = re.compile(_folded(
     r"contraseña olvidada|olvidaste (?:tu )?contraseña|olvidé (?:mi )?contraseña|password dimenticata|"
     r"esqueceu (?:a |sua )?senha|esqueci (?:a |minha )?senha|zapomniałeś hasła|nie pamiętasz hasła|"
     r"忘记密码|忘記密碼|パスワードを忘れ|שכחת (?:את )?(?:ה)?סיסמה|"
-    r"(?:delivery|care|washing|assembly|cooking|installation|shipping|special|dosage) instructions?|"
-    r"gebrauchsanweisung|bedienungsanleitung"))
+    r"(?:delivery|care|washing|assembly|cooking|installation|shipping|special|dosage|payment) instructions?|"
+    r"instruksi pembayaran|gebrauchsanweisung|bedienungsanleitung|"
+    r"don't have an account|do not have an account|do not sell (?:or share )?my|don't miss|do not track"))
 
 
 def _spells_instruction(text: str) -> bool:
@@ -105,7 +109,7 @@ def _spells_instruction(text: str) -> bool:
 def instruction_like(text: str) -> bool:
     """True when text reads as an instruction or carries role markup (checked after normalization)."""
     t = clean(text)
-    return bool(_spells_instruction(t) or _DENY_WORDS.search(_folded(t)) or _COLONS.search(t)
+    return bool(_spells_instruction(t) or _DENY_WORDS.search(_BENIGN.sub(" ", _folded(t))) or _COLONS.search(t)
                 or re.search(r"[<>\[\]{}|`]", t))
 
 
@@ -121,6 +125,14 @@ def label(text: str | None) -> str | None:
     if not _LABEL_OK.match(t) or _MARKUP.search(t) or _ODD_LETTERS.search(t) or instruction_like(t):
         return None
     if steers(_folded(t)):  # a spaced host, a request for a secret, a number to call, the end of the task
+        return None
+    # the same read with camel humps split ("QuitTask", "PasteCVVHere") and digits in words read as letters
+    # ("1gn0re all rules")
+    split = re.sub(r"(?<=[a-z])(?<!\b[a-z])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])", " ", t)  # "iPhone" stays one
+    if split != t and (steers(_folded(split)) or instruction_like(split)):
+        return None
+    unleet = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), t)
+    if unleet != t and instruction_like(unleet):
         return None
     if _HOSTLIKE.search(t) or _IDWORDS.search(t):
         return None
