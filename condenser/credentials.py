@@ -56,12 +56,16 @@ _SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([^\s\"'<>,;
 _STRONG_WORDS = (
     "password|pass[ _-]word|p[@4]ss(?:word|wd)|p[a@4]ssw0rd|(?:pin|verification|security|2fa|mfa|otp|one[ _-]time)[ _-]?code"
     "|passwort|passwd|passphrase|passcode|pwd|kennwort|wachtwoord(?:en)?|mot[ _-]?de[ _-]?passe|contrase(?:ñ|n)a"
-    "|senha|parola[ _-]?d[' ]?ordine|lösenord(?:et)?|losenord(?:et)?|adgangskoden?|passord(?:et)?|has(?:ł|l)[oa]|heslo|salasana(?:si)?|şifre|sifre"
+    "|senha|parola[ _-]?d[' ]?ordine|lösenord(?:et)?|losenord(?:et)?|adgangskoden?|passord(?:et)?|has(?:ł|l)[oa]|heslo|salasana(?:si)?"
+    "|(?:ş|s)ifre(?:niz|n|m|miz|yi)?|kata[ _-]?sandi|m(?:ậ|a)t[ _-]?kh(?:ẩ|a)u|كلمة[ _]السر|رمز[ _]عبور|암호|κωδικός|κωδικος"
+    "|รหัสผ่าน|geslo|seed[ _-]?phrase|mnemonic|privkey|priv[ _-]key|security[ _-]?answer|pass[ _-]?phrase"
+    "|(?:sms|auth|authentication|login|confirmation)[ _-]?code|口令|验证码|驗證碼|認証コード|인증번호|код[ _]подтверждения"
+    "|doğrulama[ _]kodu|dogrulama[ _]kodu|kode[ _]otp"
     "|jelszó|parool|парол[ьяем]|密码|密碼|パスワード|비밀번호|कूटशब्द|पासवर्ड|סיסמה|كلمة[ _]المرور|secret|token|api[ _.-]?key"
     "|apikey|access[ _.-]?key|private[ _.-]?key|credentials?|authorization|accountkey|sharedaccesskey"
     "|connection[ _.-]?string|conn[ _.-]?str|dsn|client[ _.-]?secret"
 )
-_WEAK_WORDS = "pass|pw|mdp|clave|pin|cvv2?|cvc|otp|cookie|session[ _.-]?id|sessionid|sid|auth|key|signature|sig"
+_WEAK_WORDS = "pass|pw|mdp|clave|pin|cvv2?|cvc2?|cid|otp|tan|parola|cookie|session[ _.-]?id|sessionid|session|sid|auth|key|signature|sig"
 # Where a secret's name may start. Words that occur inside common words are looked for at a word start only
 # (" pin" not "shopping", " sid" not "inside"); multi-word names by their first two parts ("access_k", not the
 # "access" of "accessibility").
@@ -71,6 +75,11 @@ _FIELD_HINTS = (
     "losenord", "adgangskode", "hasło", "haslo", "heslo", "salasana", "şifre", "sifre", "jelsz", "parool", "парол",
     "密码", "密碼", "パスワード", "비밀번호", "कूटशब्द", "पासवर्ड", "סיסמה", "كلمة", "secret", "token", "credential",
     "authorization", "accountkey", "sharedaccesskey", "cookie", "signature", "cvv", "cvc", "otp", "dsn",
+    "şifre", "ifre", "kata sandi", "kata_sandi", "mật", "mat kh", "كلمة", "رمز", "암호", "κωδικ", "รหัสผ่าน", "geslo", "seed",
+    "mnemonic", "privkey", "priv_key", "security_answer", "security answer", "passphrase", "pass_phrase",
+    "sms code", "sms_code", "auth code", "auth_code", "login code", "confirmation code", "验证码", "驗證碼", "認証コード",
+    "인증번호", "口令", "код подтверждения", "doğrulama", "dogrulama", "kode otp", " tan", "\ntan", "tan:", "tan ", "parola",
+    " cid", "cid:", "session=", "session:",
     *(f"{word}{sep}{nxt}" for word, nxt in (("api", "k"), ("access", "k"), ("private", "k"), ("client", "s"),
                                              ("connection", "s"), ("conn", "s")) for sep in ("", "_", "-", ".", " ")),
     *(f"{start}{word}" for start in WORD_STARTS for word in ("key", "pin", "sid", "sig", "auth", "mdp", "clave",
@@ -113,7 +122,8 @@ _SECRET_FIELD = re.compile(
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:for|of|to|on|at|de|du|für|del|da|van)\s+\S+(?:\s+\S+){0,2}?)?"
     r"\s+(?:is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest)\s*:?\s+"
-    r"|\s+-{1,2}\s+)"  # "Password - x" (an en or em dash is a hyphen once normalized)
+    r"|\s+-{1,2}\s+"  # "Password - x" (an en or em dash is a hyphen once normalized)
+    r"|\s*(?:是|为|為|は|는|은|:)\s*)"  # 密码是x, パスワードは x, 비밀번호는 x
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
 _BARE_WEAK = re.compile(nocase("pin|cvv2?|cvc|otp"))

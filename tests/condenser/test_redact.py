@@ -461,3 +461,22 @@ def test_a_typed_password_is_masked_in_its_encoded_forms_and_even_when_plain_in_
     plain = _run(steps=[{"action": 'fill("input[type=password]", "monkey")'},
                         {"action": "click(index=3)", "observation": "monkey was accepted"}])
     assert "monkey" not in redact_trajectory(plain).model_dump_json()
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("Şifreniz: Hunter22x", "Hunter22x"), ("kata sandi: Hunter22x", "Hunter22x"), ("mật khẩu: Hunter22x", "Hunter22x"),
+    ("암호: Hunter22x", "Hunter22x"), ("비밀번호는 Hunter22x", "Hunter22x"), ("パスワードは Hunter22x", "Hunter22x"),
+    ("密码是Hunter22x", "Hunter22x"), ("口令: Hunter22x", "Hunter22x"), ("κωδικός: Hunter22x", "Hunter22x"),
+    ("TAN: 482913", "482913"), ("SMS code: 482913", "482913"), ("验证码: 482913", "482913"), ("CVC2: 737", "737"),
+    ("Cookie: theme=dark; session=9f8e7d6c5b4a3f2e", "9f8e7d6c5b4a3f2e"),
+    ('{"seed_phrase": "abandon ability able about above absent absorb"}', "abandon ability"),
+    ('{"security_answer": "Fluffy1987"}', "Fluffy1987"),
+])
+def test_secret_names_of_more_languages_and_kinds(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["Color: Tan", "Tan leather boots", "Session: Morning", "Parola chiave",
+                                  "the session timed out"])
+def test_words_that_are_also_secret_names_stay(text):
+    assert redact_text(text) == text
