@@ -132,6 +132,21 @@ _PASSWORD_WORDS = re.compile(nocase(
     r"|şifre|sifre|jelszó|пароль|密码|密碼|パスワード|비밀번호|secret|\botp\b|one-time code|verification code|api key"
     r"|credentials?|passkey|kata sandi|mật khẩu|mat khau|كلمة المرور|كلمة السر|पासवर्ड|\bparola\b|\bgeslo\b|암호"
     r"|κωδικ|รหัสผ่าน|passphrase|pass phrase|mnemonic|seed phrase"))
+# every word above starts with one of these (lower case): a text holding none is passed over in one C pass, before
+# the pattern (a long alternation the engine tries at each position) is run
+_PASSWORD_HINTS = literal_finder([
+    "pass", "pwd", "pin", "cvv", "cvc", "security code", "kennwort", "wachtwoord", "mot de passe", "contrase", "senha",
+    "parola", "lösenord", "passord", "adgangskode", "hasło", "haslo", "heslo", "salasana", "şifre", "sifre", "jelszó",
+    "пароль", "密码", "密碼", "パスワード", "비밀번호", "secret", "otp", "one-time code", "verification code", "api key",
+    "credential", "kata sandi", "mật khẩu", "mat khau", "كلمة", "पासवर्ड", "geslo", "암호", "κωδικ", "รหัสผ่าน",
+    "mnemonic", "seed phrase"])
+
+
+def says_password(text: str) -> bool:
+    """Whether `text` names a password or another secret a field may ask for (_PASSWORD_WORDS)."""
+    return bool(text) and bool(_PASSWORD_HINTS(text.lower())) and _PASSWORD_WORDS.search(text) is not None
+
+
 # what a selector calls a password field ('#pw', 'input[name=pass]'), read in the action's target only
 _PASSWORD_FIELD = re.compile(r"(?i)#pw\b|\bpw\b|[=\[\s'\"#]pass\b|passwd|\bpwd\b|type=[\"']?password")
 # A field named for something else: what is typed there is not a password, whatever the thought says.
@@ -277,13 +292,13 @@ def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
     if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)):
         if _OTHER_FIELD.search(target):
             return None
-        if _PASSWORD_WORDS.search(_element_text(step.observation, target)):  # the page says what [7] is
+        if says_password(_element_text(step.observation, target)):  # the page says what [7] is
             return (*_masked(action, start, end, value), True)
         if len(value.split()) >= 3 and not _PASSPHRASE.search(step.thought or ""):
             return None
         # the thought can be long: it is scanned last, for the values that pass the checks above
         observation = step.observation if step.observation and len(step.observation) <= 200 else ""
-        if not _PASSWORD_WORDS.search(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
+        if not says_password(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
             return None
         return (*_masked(action, start, end, value), False)
     return (*_masked(action, start, end, value), True)
