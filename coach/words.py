@@ -366,8 +366,9 @@ def action_label(action: str) -> str | None:
     target = action_target(action)
     if not target:
         return None
-    flat = " ".join(re.sub(r"[\"'\[\]()]", " ", action).split())
-    i = flat.lower().find(target)
+    # an apostrophe inside a word stays ("Luigi's", not "Luigi s"); one that quotes is a space, as in the target
+    flat = " ".join(re.sub(r"[\"\[\]()]|(?<![^\W_])'|'(?![^\W_])", " ", action).split())
+    i = flat.replace("'", " ").lower().find(target)  # the same length: offsets hold
     return label(flat[i:i + len(target)] if i >= 0 else target)
 
 

@@ -128,3 +128,12 @@ def test_only_the_head_of_an_error_is_read():
     """A page can make an error megabytes long: its class is read from its head."""
     assert error_class("x " * 5000 + "element not found") == "an error"
     assert error_class("element not found: " + "x " * 500_000) == "an element that was not found"
+
+
+@pytest.mark.parametrize("action,expected", [("CLICK [link] Luigi's", "Luigi's"),
+                                             ("CLICK [button] Men's Shoes", "Men's Shoes"), ("click('Buy')", "Buy")])
+def test_an_apostrophe_inside_a_label_is_kept(action, expected):
+    """"click 'Luigi s'" named no element on the page."""
+    from coach.words import action_label
+
+    assert action_label(action) == expected
