@@ -271,7 +271,8 @@ def _remedy(verb: str, error: str | None) -> str:
     if verb == "navigate":
         return "the address does not lead where you need; reach the page through the site's menu or search instead"
     if verb == "scroll":
-        return "if what you need has not appeared, it is not further down; use the site's search, filters or menu"
+        return ("if what you need has not appeared after these scrolls, use the site's search, filters or menu "
+                "instead of scrolling further")
     return "pick a different element (another link or button), or reach the goal another way, e.g. the site's search"
 
 
@@ -295,9 +296,13 @@ def _stall(run: PartialRun) -> Signal | None:
     last = f" (your last action: {_doing_words(steps[-1].action, target)})" if target else ""
     failures = f", and {failed} of those actions failed" if failed else ""
     count = f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}"
-    return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2),
-                  f"{count}. Step back: look for another way to the goal (the site's search, menu or a different link) "
-                  "rather than the same control.", {"page": where, "steps": n, "failed": failed, "count": count})
+    varied = len({s.action.strip().lower() for s in tail}) >= len(tail) - 1  # a different control each step
+    remedy = ("Step back: check what the task still needs on this page (a field or choice left empty, a required "
+              "option) and submit it, or look for another way to the goal (the site's search or menu)." if varied else
+              "Step back: look for another way to the goal (the site's search, menu or a different link) rather "
+              "than the same control.")
+    return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2), f"{count}. {remedy}",
+                  {"page": where, "steps": n, "failed": failed, "count": count})
 
 
 def _errors(run: PartialRun) -> Signal | None:

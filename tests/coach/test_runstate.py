@@ -383,3 +383,27 @@ def test_the_agent_s_last_action_is_said_as_a_fact_not_an_order():
     advice, _ = _advice(r)
     assert "(your last action: clicking 'View cart & check out')" in advice, advice
     assert "(click '" not in advice
+
+
+def _stalled(actions: list[str]) -> str:
+    r = PartialRun.model_validate({"task": "Book a table for 2", "domain": "resy.com", "steps": [
+        {"action": a, "url": "https://resy.com/book", "thought": "This is not working, I am stuck"}
+        for a in actions]})
+    return _advice(r)[0]
+
+
+def test_a_stall_over_different_fields_asks_what_the_task_still_needs():
+    """An agent filling one field after another on a form page was told to stop using "the same control"."""
+    fields = ["TYPE: 2 [textbox] Party size", "TYPE: 7pm [textbox] Time", "CLICK [button] Date",
+              "TYPE: Ann [textbox] Name", "CLICK [checkbox] Terms", "CLICK [button] Continue"]
+    varied = _stalled(fields)
+    assert "what the task still needs on this page" in varied and "the same control" not in varied, varied
+    same = _stalled(["CLICK [button] Continue"] * 2 + ["CLICK [button] Date"] * 2 + ["CLICK [button] Continue"] * 2)
+    assert "the same control" in same or "Doing it again will not help" in same, same
+
+
+def test_a_scroll_remedy_claims_nothing_about_the_page():
+    from coach.runstate import _remedy
+
+    text = _remedy("scroll", "")
+    assert "not further down" not in text and "instead of scrolling further" in text
