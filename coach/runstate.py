@@ -347,7 +347,7 @@ _WALL_WORDS = {
 
 
 # Tasks done only from a signed-in account (no guest way exists), and tasks that buy (a guest checkout may)
-ACCOUNT_TASK = re.compile(
+_ACCOUNT_TASK = re.compile(
     r"(?i)\b(?:un)?(?:follow|subscribe)\b|\b(?:up|down)vote|\bbookmark|\bfavou?rite\b|\b(?:give|leave|add) (?:a |my )?"
     r"(?:like|rating|comment|review)\b|^\s*like (?:the|this|a|it)\b|\b(?:write|leave|post|submit) (?:a |my )?(?:review"
     r"|comment|post|reply|answer)\b|\b(?:delete|clear|remove) (?:the |my )?(?:\w+ ){0,3}history\b|\bplaylist|\bwatch ?list"
@@ -395,9 +395,10 @@ def _walls(run: PartialRun) -> list[Signal]:
                 st.url and same_site(st.url, run.domain) and not patterns["url"].search(st.url) and st.url != last.url
                 for st in steps[:-1]):
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
-        elif kind == "login" and ACCOUNT_TASK.search(run.task):
+        elif kind == "login" and _ACCOUNT_TASK.search(run.task):
             key = "login_only"  # following, liking, a playlist, a history: no guest way exists
-        came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run)
+        came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run) \
+            if key == "load_error" else ""
         ways = ("guest checkout, public pages, the site's search" if _PURCHASE_TASK.search(run.task)
                 else "public pages, the site's search")
         message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,

@@ -132,7 +132,13 @@ _ONE_WORD = ("stopthetask", "sendmepassword", "sendmeyour", "sendusyour", "givem
 _SPLIT_STEMS = ("taskcomplete", "taskdone", "taskfinished", "stophere", "stopnow", "youaredone", "youredone",
                 "missionaccomplished", "endtherun", "endthetask", "stopthetask", "telltheuser", "telltheagent")
 _LEET = str.maketrans("013457@$", "oieastas")
-_MIXED = re.compile(r"\b(?=\w*[a-z])(?=\w*\d)\w+\b")  # a word of letters and digits
+_MIXED = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")  # a word of letters and digits
+
+
+def unleet(text: str) -> str:
+    """Digits inside words read as the letters they stand for ("T4sk c0mplete" -> "Task complete"); a number on
+    its own stays one ("Top 10 Deals")."""
+    return _MIXED.sub(lambda m: m.group(0).translate(_LEET), text)
 
 _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}")  # call5550100
 
@@ -150,7 +156,7 @@ def steers(folded: str) -> bool:
     bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)"
     if bare != text and _steers(bare, folded):
         return True
-    leet = _MIXED.sub(lambda m: m.group(0).translate(_LEET), text)  # "T4sk c0mplete"; a number alone stays one
+    leet = unleet(text)
     return leet != text and _steers(leet, leet)
 
 

@@ -19,7 +19,7 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
-from coach.steering import steers
+from coach.steering import steers, unleet
 from condenser import action_target, action_verb, domain_of
 from condenser.lookalikes import CONFUSABLES
 from condenser.sites import is_public_suffix, registrable_domain
@@ -62,8 +62,6 @@ _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
 _IDLIKE = re.compile(r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9_-]{6,}|\d{3,}")  # fullmatch: a token with a digit in it
 _SPACES = re.compile(r"\s+")
 
-_LEET = str.maketrans("013457", "oieast")
-_LEET_WORD = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")
 
 MAX_LABEL_WORDS = 5
 MAX_LABEL_CHARS = 40
@@ -131,8 +129,8 @@ def label(text: str | None) -> str | None:
     split = re.sub(r"(?<=[a-z])(?<!\b[a-z])(?=[A-Z])|(?<=[A-Z]{2})(?=[A-Z][a-z])", " ", t)  # "iPhone" stays one
     if split != t and (steers(_folded(split)) or instruction_like(split)):
         return None
-    unleet = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), t)
-    if unleet != t and instruction_like(unleet):
+    read = unleet(t)
+    if read != t and instruction_like(read):
         return None
     if _HOSTLIKE.search(t) or _IDWORDS.search(t):
         return None
