@@ -94,6 +94,8 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
+    "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
+            "podman login", "http ", "https "),
 }
 
 
@@ -191,6 +193,29 @@ _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[
                    r"(?P<sep>\s*/\s*|:)(?P<val>[^\s]{4,64})")
 
 
+# Passwords on a command line, where the flag, not a name, says what the value is: "mysql -uroot -pS3cret",
+# "sshpass -p x ssh", "redis-cli -a x", "curl -u bob:x", "smbclient -U bob%x", "htpasswd -b file bob x",
+# "docker login -p x". The command and its flag are looked for within one command (up to ; | & or a line's end).
+_CLI_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`\]]+)"
+_CLI = re.compile(
+    r"\b(?:"
+    r"(?i:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin|dump|admin)?)\b[^\n;|&]*?\s-p(?P<glued>"
+    + _CLI_VALUE + r")"
+    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]*?\s-a\s+|(?i:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
+    r"[^\n;|&]*?\s(?:-p|--password)(?:\s+|=))(?P<flag>" + _CLI_VALUE + r")"
+    r"|(?i:curl|wget|https?)\b[^\n;|&]*?\s(?:-u|--user|-a|--auth)(?:\s+|=)[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
+    r"|(?i:smbclient)\b[^\n;|&]*?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
+    r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r"))")
+
+
+def _cli(m: re.Match[str]) -> str:
+    name = next(g for g in ("glued", "flag", "user", "smb", "htpasswd") if m.group(g) is not None)
+    value = m.group(name)
+    if value.strip("\"'") in {"", "-"} or _PLACEHOLDER.match(m.string, m.start(name)):
+        return m.group(0)  # "-p" alone asks for the password at a prompt; "--password -" reads it from stdin
+    return m.group(0)[: m.start(name) - m.start()] + SECRET
+
+
 def _after_name(m: re.Match[str]) -> str:
     value = m.group("val").rstrip(".,;)]}")
     if not _looks_secret(value) or _PLACEHOLDER.match(value):
@@ -250,6 +275,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
+    if wanted("cli"):
+        text = substitute_at(text, _CLI, _cli, starts("cli"))
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

@@ -44,7 +44,7 @@ NATIONAL_ID = "[ID]"
 _MARK = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0900-\u0dff\u0e31-\u0e4e\u1ab0-\u1aff\u20d0-\u20ff"
 _LOCAL = r"[\w" + _MARK + r".%+\-!#$&'*/=?^`{|}~]*[\w" + _MARK + r"%+\-]"
 _DOMAIN = (r"(?:[^\W_](?:[\w" + _MARK + r"\-]*[\w" + _MARK + r"])?\.)+(?:[^\W\d_][\w" + _MARK + r"]+|xn--[a-z0-9\-]+)")
-_EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#64;|&#x40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
+_EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#0*64;|&#x0*40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
 # Where an address may start: not after a character of the `[\w.%+\-]` kind.
 _EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _EMAIL_BODY, re.I)
 # The same, looked for only where a run of local-part characters starts. Searching with _EMAIL_RE tried every
@@ -74,7 +74,7 @@ def _emails(text: str) -> str:
     return "".join(out) + text[last:] if out else text
 
 
-_AT = r"\s*(?:[\(\[\{<]\s*(?:at|@)\s*[\)\]\}>]|\s(?:at|AT)\s|-at-|_at_|@)\s*"
+_AT = r"\s*(?:[\(\[\{<]\s*(?:at|@|a)\s*[\)\]\}>]|\s(?:at|AT)\s|-at-|_at_|@)\s*"
 _DOT = r"(?:\s*[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]\s*|\s+(?:dot|DOT)\s+|-dot-|_dot_|\.)"
 # A host label never runs over a spelled dot ("-dot-", "_dot_") where a label could follow it: one that could doubled the ways
 # to split the host at each ("x-at-a" + "-dot-1" * 20 + "-" took 2.4 s, each more one twice as long).
@@ -92,13 +92,29 @@ def _spelled(m: re.Match[str]) -> str:
     spelled_dot = re.search(r"\sdot\s|[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]|[-_]dot[-_]", whole, re.I) is not None
     local = m.group("local").strip(".")
     local_like = any(c in local for c in "._+%") and any(c.isalpha() for c in local)
-    if at[:1] in "([{<":
-        return EMAIL
+    if at[:1] in "([{<":  # "jane(a)example.com" glued only: "choose (a) example.com" is a list
+        return EMAIL if at[1:-1].strip() != "a" or not re.search(r"\s", whole[len(m.group("local")):m.start("host") - m.start()]) else whole
     if at in ("-at-", "_at_"):
         return EMAIL if spelled_dot else whole
     if at == "@":
         return EMAIL if local_like or spelled_dot or m.group("host").islower() else whole
-    return EMAIL if local_like or spelled_dot else whole
+    return EMAIL if local_like or spelled_dot or _mail_evidence(local, m.group("host")) else whole
+
+
+# Hosts of mail services: "write to jane at gmail.com" is an address however plain its name, unless the word before
+# " at " is one prose puts there ("sign in at outlook.com", "an account at gmx.de")
+_MAIL_HOST = re.compile(r"(?i)(?:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|icloud|aol|proton(?:mail)?|gmx|yandex"
+                        r"|rambler|qq|163|126|naver|hanmail|zoho|fastmail|tutanota|libero|laposte|wanadoo|t-online"
+                        r"|rediffmail|seznam)\.[a-z]{2,}(?:\.[a-z]{2})?$")
+_PROSE_BEFORE_AT = frozenset(
+    "in up on out me us it him her them you we they is are was were be been am here there now only also and or "
+    "sign signed signing log logged logging login logon account accounts email e-mail mail inbox page site address "
+    "registered register available found look looking looked arrive arrived meet go went visit visited check "
+    "checked read work works working hosted host stored kept created open opened".split())
+
+
+def _mail_evidence(local: str, host: str) -> bool:
+    return _MAIL_HOST.match(host) is not None and local.casefold() not in _PROSE_BEFORE_AT
 
 
 def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:
@@ -110,13 +126,15 @@ def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:
     for p in starts:  # a hint's offset is that of its word: "at" of " at "
         if p and text[p - 1].isspace() and text[p:p + 3].casefold() == "at ":
             word = text[max(0, p - 65):p - 1].rsplit(None, 1)[-1:] or [""]
-            if not any(c in word[0] for c in "._+%") and "dot" not in text[p:p + 80].casefold():
+            after = text[p + 3:p + 40].split(None, 1)[:1] or [""]
+            if (not any(c in word[0] for c in "._+%") and "dot" not in text[p:p + 80].casefold()
+                    and not _mail_evidence(word[0], after[0].rstrip(".,;:!?)"))):
                 continue
         kept.append(p)
     return kept
 
 
-_SPELLED_HINTS = ("(at", "[at", "{at", "<at", "(@", "[@", " at ", "-at-", "_at_", " @", "@ ")
+_SPELLED_HINTS = ("(at", "[at", "{at", "<at", "(@", "[@", "(a)", "[a]", "{a}", "<a>", " at ", "-at-", "_at_", " @", "@ ")
 
 
 # -- numbers: IBANs, national ids, card numbers, phone numbers ------------------------------------------------
@@ -386,7 +404,7 @@ def _phones(text: str, words: list[int] | None) -> str:
 
 
 HINTS = {
-    "email": ("@", "%40", "%2540", "\\u0040", "\\x40", "&#64;", "&#x40;", "&commat;"),
+    "email": ("@", "%40", "%2540", "\\u0040", "\\x40", "&#64;", "&#x40;", "&#0", "&#x0", "&commat;"),
     "spelled_email": _SPELLED_HINTS,
     "id_word": _ID_HINTS,
     "phone_word": _PHONE_HINTS,

@@ -480,3 +480,59 @@ def test_secret_names_of_more_languages_and_kinds(text, secret):
                                   "the session timed out"])
 def test_words_that_are_also_secret_names_stay(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("mysql -uroot -pS3cretPw shop", "S3cretPw"),
+    ("mysqldump -u admin -p'my pass' shop > dump.sql", "my pass"),
+    ("sshpass -p hunter22 ssh bob@10.0.0.5", "hunter22"),
+    ("redis-cli -h cache -a R3disPw ping", "R3disPw"),
+    ("curl -u bob:Sup3rS3cret https://api.example.com/v1", "Sup3rS3cret"),
+    ("curl --user=bob:pw12345 https://example.com", "pw12345"),
+    ("http -a alice:Wonder1and pie.dev/basic-auth", "Wonder1and"),
+    ("smbclient //files/share -U bob%Secr3t", "Secr3t"),
+    ("htpasswd -b .htpasswd bob Passw0rd9", "Passw0rd9"),
+    ("docker login -u bob -p Dock3rPw registry.example.com", "Dock3rPw"),
+    ("TYPE [textbox] mysql -uroot -ptoor]", "toor"),
+])
+def test_passwords_on_a_command_line_are_redacted(text, secret):
+    """The flag says what the value is (mysql -p, sshpass -p, redis-cli -a, curl -u user:x...): no name needed."""
+    out = redact_text(text)
+    assert secret not in out and "[SECRET]" in out
+    run = Trajectory(task="Back up the shop database", steps=[{"action": f"run_shell({text!r})"}])
+    assert secret not in condense(run).model_dump_json()
+
+
+@pytest.mark.parametrize("text", [
+    "mysql -u root -p -P 3306 shop",  # -p alone: the password is asked at a prompt; -P is the port
+    "mysql -h db -P3306 -u reader",
+    "curl -X POST https://example.com/api -d size=large",
+    "wget https://example.com/release.tar.gz",
+    "docker login -u bob registry.example.com",
+    "Curl up with a good book on rainy days",
+])
+def test_command_lines_without_a_password_are_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "write to jane(a)example.com",
+    "reply to jane&#x0040;example.com",
+    "reply to jane&#0064;example.com",
+    "mail jane at gmail.com",
+    "his address: bob at yahoo.co.uk.",
+])
+def test_addresses_written_out_in_more_ways_are_redacted(text):
+    out = redact_text(text)
+    assert "[EMAIL]" in out and not ({"jane", "bob"} & set(out.replace(".", " ").split()))
+
+
+@pytest.mark.parametrize("text", [
+    "choose (a) example.com or (b) test.org",
+    "Sign in at outlook.com",
+    "Create an account at gmx.de",
+    "Meet me at web.de booth",
+    "look at mail.google.com",
+])
+def test_prose_with_at_and_a_host_is_kept(text):
+    assert redact_text(text) == text
