@@ -17,13 +17,33 @@ import unicodedata
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
 _SPACED_HOST = re.compile(
     r"\b[a-z0-9][a-z0-9-]*\s*(?:\s|\bdot\b|\bpoint\b|\bpunkt\b|\(\s*\.?\s*\)|,)\s*(?:com|net|org|io|biz|ru|cn|xyz|tk)\b"
-    r"|\bdot ?com\b|\bdotnet\b")
+    r"|\bdot ?com\b|\bdotnet\b"
+    # a dot spelled in another language, before any common TLD ("evil punkt de", "shop punto es")
+    r"|\b[a-z0-9][a-z0-9-]*\s+(?:punkt|punto|ponto|tochka|nokta|titik)\s+[a-z]{2,6}\b"
+    # a link shortener written with a space ("bit ly", "tinyurl com")
+    r"|\b(?:bit|goo|cutt|ow|rb|tiny|shorturl|rebrand|tinyurl)\s+(?:ly|gl|gd|co|gy|cc|at|id|com)\b|\bis gd\b|\bt co\b"
+    # a site to go to, named with a TLD that is also a word ("Visit evil co", "shop at evil app", "go to bob shop")
+    r"|\b(?:visit|go to|goto|head to|open|browse|browse to|navigate to|surf to|check out|shop at|buy at|order at"
+    r"|order from|buy from|log in at|login at|sign in at|continue at|continue on|available at|find us at)\s+"
+    r"(?!the\b|a\b|an\b|our\b|your\b|this\b|my\b)[a-z0-9][a-z0-9-]*\s+"
+    r"(?:co|app|de|ly|me|ai|gg|to|sh|tv|cc|us|uk|fr|es|it|nl|eu|in|top|site|online|shop|store|club|live|link|click"
+    r"|xyz|info|pro|vip|win|bid|icu|cyou|buzz)$")
 _SECRETS = re.compile(
     r"\b(?:pass ?(?:word|code|phrase)s?|pw|pwd|pins?|pin codes?|card numbers?|credit cards?|security codes?|cvv2?|cvc"
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
     r"|seed phrase|private keys?|recovery (?:code|phrase|word)s?|2fa codes?|verification codes?|card details|card info"
     r"|card information|bank details|banking details|cookies?|session (?:id|cookie|token)s?|mnemonic|cc (?:numbers?|details"
-    r"|info)|bank login|seed words?|iban|sms codes?|mfa codes?|auth codes?|secret keys?|backup codes?|login info)\b")
+    r"|info)|bank login|seed words?|iban|sms codes?|mfa codes?|auth codes?|secret keys?|backup codes?|login info"
+    r"|2fa|mfa|maiden name|banking (?:login|password|credentials)|online banking login|routing numbers?"
+    r"|account numbers?|wallet (?:phrase|key|seed)s?)\b")
+# a secret that no page asks to be confirmed through a button or a stored step ("Verify your CVV", "Confirm your SSN",
+# "Connect your wallet", "Type mother's maiden name")
+_SECRET_CHECK = re.compile(
+    r"\b(?:verify|confirm|re ?enter|validate|type|provide|upload|enter|reveal|recite)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
+    r"(?:card'?s?\s+)?(?:cvv2?|cvc|ssn|social security(?: number)?|mother'?s? maiden name|maiden name|seed phrase|recovery phrase"
+    r"|private key|2fa(?: code)?|mfa(?: code)?|otp|one-time (?:code|password)|online banking (?:login|password)"
+    r"|banking (?:login|password)|bank login|pin (?:code|number))\b"
+    r"|\bconnect (?:your |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
     r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz|whisper|recite|dictate|spell out)\b")
@@ -36,6 +56,14 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
                       r"|\b(?:message|call|text|dm|contact|find|reach|ping|join|chat with|write to|add)\s+(?:\w+\s+){0,2}"
                       r"(?:on|via|at|in)\s+(?:signal|telegram|whatsapp|viber|wechat|discord|skype|messenger|kik|snapchat)\b"
                       r"|\b(?:telegram|whatsapp|viber|wechat|signal)\s+(?:me|us)\b|\b(?:whatsapp|telegram)\s+\w+\s+now\b"
+                      # a handle on a messenger ("Telegram bobhelp", "WhatsApp: @desk_24"), not the messenger's own
+                      # words ("Telegram channel", "WhatsApp Web")
+                      r"|\b(?:telegram|whatsapp|viber|wechat|kik|threema|discord|snapchat|skype|line id|tg)\s*(?:id\s*)?"
+                      r"(?:\s|:)\s*(?!(?:app|web|desktop|icon|logo|link|share|button|channel|channels|group|groups|login"
+                      r"|sign|download|version|messenger|chat|call|calls|status|business|bot|bots|community|server|account"
+                      r"|support|official|page|news|updates|sticker|stickers|premium|and|or|for|to|on|in|us|me)\b)"
+                      r"[a-z0-9_]{4,32}\b"
+                      r"|\bjoin (?:our|my|the) (?:discord|telegram|whatsapp|signal|line|viber)\b"
                       # a number spelled in words ("Call eight hundred Flowers", "Ring oh two oh seven")
                       r"|\b(?:call|dial|ring|text|phone|sms)\s+(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine"
                       r"|ten|hundred|thousand|double|triple)\b\s*){2,}")
@@ -52,13 +80,33 @@ _TASK_CONTROL = re.compile(
     r"|everything)\b|\bstop right (?:here|now)\b|\bno (?:further|more) (?:steps|actions)\b|\breport success\b"
     r"|\bmark (?:the |this )?task as\b|\band exit\b|\bfinal answer\b|\bsay (?:that|the price)\b"
     # answers dictated to the reader ("The answer is 42", "Respond only with yes")
-    r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b")
+    r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b"
+    r"|\b(?:report|submit|return|give|enter|output|answer|say|state|write)\s+(?:\S+\s+){1,2}as\s+(?:the\s+|your\s+)?"
+    r"(?:price|answer|result|total|value|final|response|output|cost|number)\b|\bjust (?:say|answer|reply|respond|report)\b"
+    r"|\b(?:the\s+)?(?:price|total|result|cost|value) (?:is|was|=)\s+\S"
+    # the run declared over without the word "task": the goal said to be met, the page or browser to be left
+    r"|\bclose (?:the |this |your |all )?(?:tabs?|browser|window|session)\b|\bleave (?:the |this )?(?:site|page|website|store)\b"
+    r"|\balready (?:placed|purchased|ordered|bought|booked|paid|done|completed|submitted|reserved|applied|sent)\b"
+    r"|\bnothing (?:left )?to (?:buy|do|book|order|find|see)\b|\ball set\b|\b(?:we|you) are all done\b"
+    r"|\b(?:order|payment|purchase|booking|reservation|checkout) (?:is |was |has been )?(?:already )?(?:complete|completed"
+    r"|done|finished|placed|confirmed|successful)\b.*\b(?:stop|close|leave|exit|log ?out|quit|end)\b")
+
+# a purchase or payment sent to another store or a payment service by name ("Buy it on Amazon instead", "Cheaper at
+# Walmart", "Pay via Zelle to seller"): the run's own site is the one the agent was given
+_ELSEWHERE = re.compile(
+    r"\b(?:buy|order|shop|purchase|pay|continue|checkout|check out|get it|cheaper|available|book|finish|complete"
+    r"|download)\s+(?:it\s+|this\s+|them\s+|the rest\s+|payment\s+|instead\s+)?(?:on|at|via|from|with|through|using)\s+"
+    r"(?:amazon|walmart|ebay|aliexpress|temu|etsy|target|best ?buy|costco|shein|wish|alibaba|zelle|venmo|cash ?app"
+    r"|western union|moneygram|wise|revolut|crypto|bitcoin|telegram|whatsapp|gift ?cards?)\b"
+    r"|\b(?:amazon|walmart|ebay|aliexpress|temu|zelle|venmo|cash ?app|western union)\s+instead\b"
+    r"|\b(?:cheaper|better price|lower price|save more)\s+(?:at|on|via)\s+\w+")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(
     r"\bask (?:the |your )?(?:user|customer|shopper|human|buyer)s? (?:for|to)\b"
-    r"|\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|order|make|notify|alert|get)\s+(?:the\s+|your\s+"
+    r"|\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|notify|alert)\s+(?:the\s+|your\s+"
     r"|this\s+)?(?:user|agent|assistant|human|customer|shopper|buyer|client|visitor|reader|operator|model|bot|ai|llm)s?\b"
+    r"|\b(?:make|get|order)\s+(?:the\s+|your\s+|this\s+)(?:user|agent|assistant|human|customer|shopper|buyer|client|visitor|reader|operator|model|bot|ai|llm)s?\b"
     r"|\b(?:note|notes|message|notice|attention|instructions?|memo)\s+(?:for|to)\s+(?:the\s+|all\s+)?(?:ai\s+)?"
     r"(?:ai|agents?|bots?|assistants?|llms?|models?|readers?|crawlers?)\b"
     r"|\b(?:ai\s+|llm\s+)?(?:agents?|bots?|assistants?|llms?|ai readers?)\s+(?:must|should|need to|have to|only)\b"
@@ -66,6 +114,9 @@ _ADDRESSING = re.compile(
     r"|\b(?:dear|hey|hi|hello|attention|psst|note to)\s+(?:the\s+|an?\s+)?(?:ai\s+)?(?:ai|agent|assistant|bot|model|llm|gpt"
     r"|claude|robot)s?\b"
     r"|\b(?:venmo|zelle|cash ?app|paypal)\s+(?:me|us)\b"
+    # a login handed over by message ("DM your login", "Send us your account details")
+    r"|\b(?:dm|send|share|give|text|message|tell|email|e mail|whatsapp|telegram)\s+(?:me\s+|us\s+)?(?:your|ur|the)\s+"
+    r"(?:login|logins|account (?:details|info|login)|username and password|user name and password|credentials|creds)\b"
     r"|\b(?:wire|transfer|send|pay|deposit)\s+(?:the\s+|your\s+|all\s+|my\s+|our\s+)?(?:[\d.,]+\s*){0,3}(?:money|funds|cash|bitcoin|btc"
     r"|crypto|usdt|usdc|eth|ether|ethereum|sol|solana|doge|dogecoin|xrp|ltc|bnb|tether|payment)"
     r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|my|this|our|the following|account|wallet))\b")
@@ -82,14 +133,16 @@ _SECRETS_I18N = re.compile(_fold(
     r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
     r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
     r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड|kode otp|otp|password|passcode"
-    r"|pin|iban)\b|인증번호"
+    r"|pin|iban|lösenord(?:et)?|adgangskoden?|passord(?:et)?|salasana(?:si)?|heslo|jelszó(?:t)?|parola|geslo|lozinka"
+    r"|parool|slaptažod\w*|parole)\b|인증번호"
     r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
 _HANDING_I18N = re.compile(_fold(
     r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
     r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
     r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
     r"|gönder\w*|bize|bana|yaz|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*|dacci|dammi|nenne\w*"
-    r"|teile?n? uns|dime|dinos|diga-nos|me diga)\b"
+    r"|teile?n? uns|dime|dinos|diga-nos|me diga|skicka|skick|send os|send meg|send oss|lähetä|anna|pošli|pošlete"
+    r"|küldd?|küldje|trimite\w*|spune\w*|ibigay|ipadala|pošalji|saada)\b"
     r"|发给|發給|发我|發我|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
 _TASK_I18N = re.compile(_fold(
     r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
@@ -99,14 +152,27 @@ _TASK_I18N = re.compile(_fold(
     r"|tugas (?:sudah |telah )?selesai|misi selesai|görev tamamland[ıi]|nhiệm vụ (?:đã )?hoàn thành|कार्य पूरा"
     r"|المهمة (?:اكتملت|انتهت|مكتملة)|انتهت المهمة|توقف الآن|misión cumplida|missão cumprida|mission accomplie"
     r"|taak (?:is )?klaar|uppgiften är (?:klar|slutförd)|zadanie ukończone|jetzt aufhören|sofort aufhören|arrête ici"
-    r"|arrêtez ici|detente ya|detente ahora|pare agora|şimdi dur|berhenti sekarang|dừng lại ngay)\b"
+    r"|arrêtez ici|detente ya|detente ahora|pare agora|şimdi dur|berhenti sekarang|dừng lại ngay"
+    r"|opgaven er (?:færdig|fuldført|løst)|oppgaven er (?:ferdig|fullført)|úkol je (?:hotový|splněn|dokončen)"
+    r"|úloha je (?:hotová|splnená)|tehtävä on (?:valmis|suoritettu)|sarcina (?:este )?(?:finalizată|terminată|îndeplinită)"
+    r"|tapos na ang (?:gawain|task)|a feladat (?:kész|elvégezve|teljesítve)|zadatak je (?:gotov|završen)"
+    r"|ülesanne on (?:valmis|täidetud)|uzdevums (?:ir )?(?:pabeigts|izpildīts)|užduotis (?:atlikta|baigta))\b"
     r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|到此为止|到此為止|タスク(?:は)?完了|タスク終了|任務完了|作業完了"
     r"|今すぐ停止|(?:작업|임무|과제) ?(?:완료|끝)|지금 중지"))
 _ADDRESSING_I18N = re.compile(_fold(
     r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
     r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
     r"(?:usuario|usuário|utente|agente)\b|\bberitahu (?:pengguna|agen)\b|告诉用户|告訴用戶|告知用户|告知用戶|ユーザーに伝え"
-    r"|사용자에게"))
+    r"|사용자에게"
+    r"|\b(?:benachrichtige\w*|informiere\w*|warne\w*|bitte|frage\w*|überzeuge\w*) (?:den |die |dem )?"
+    r"(?:benutzer|nutzer|anwender|kunden|agenten)\b"
+    r"|\b(?:informa|informe|informez|informar|avisa|avise|avisez|notifica|notifique|comunica|comunique|pide|pida"
+    r"|pregunta|pergunte|pede|prévenez|préviens|avertissez|demandez|demande|chiedi|avvisa|convence|convenza)"
+    r" (?:a |à )?(?:al |a la |ao |à |a |o |l.|le |la |all.)?"
+    r"(?:usuario|usuaria|usuário|utilisateur|cliente|client|agente|agent|utente)\b"
+    r"|\b(?:скажи|скажите|сообщи|сообщите|передай|передайте|попроси|попросите) (?:пользователю|клиенту|агенту)\b"
+    r"|(?:أخبر|أبلغ|قل ل|اطلب من|أعلم) ?(?:ال)?(?:مستخدم|عميل|وكيل)|通知用户|通知用戶|提醒用户|提醒用戶"
+    r"|ユーザーに(?:知らせ|通知|伝えて)"))
 _MONEY_I18N = re.compile(_fold(
     r"\b(?:jetzt|sofort) (?:geld|betrag) (?:überweisen|senden)\b|\btransfer (?:uang|dana) (?:sekarang|segera)\b"
     r"|\b(?:envía|enviar|envie|transfiere) (?:el )?dinero ya\b|حول المال الآن|今すぐ振り込|지금 이체|立刻(?:转账|轉賬|汇款|匯款)"
@@ -148,6 +214,7 @@ def steers(folded: str) -> bool:
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
     For short fragments (a label, a path segment of at most 64 characters)."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
+    text = _LOGIN_FIELDS.sub("login fields", text)  # "E-mail/username and password": a sign-in form's fields
     if _steers(text, folded):
         return True
     squeezed = text.replace(" ", "").replace("_", "")
@@ -164,7 +231,8 @@ def _steers(text: str, folded: str) -> bool:
     if " " not in text and len(text) >= 6 and (any(stem in text.replace("_", "") for stem in _ONE_WORD)
                                                or _ONE_WORD_NUMBER.search(text)):
         return True
-    if _SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text):
+    if (_SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text)
+            or _SECRET_CHECK.search(text) or _ELSEWHERE.search(text)):
         return True
     if _VANITY_NUMBER.search(folded):
         return True
@@ -173,4 +241,14 @@ def _steers(text: str, folded: str) -> bool:
     if (_SECRETS_I18N.search(text) or _SECRETS.search(text)) and (_HANDING_I18N.search(text) or _HANDING_OVER.search(text)
                                                                      and _SECRETS_I18N.search(text)):
         return True
-    return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4))
+    # a secret's name with a handing word, or in a sentence that is no control's label ("Pay with credit card",
+    # "Sign in with password" are; "Your card number goes in the chat" is not)
+    return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4
+                                           and not _UI_START.match(text)))
+
+
+_LOGIN_FIELDS = re.compile(r"^(?:(?:your |the )?(?:e ?mail|username|user name|user id|phone(?: number)?|mobile number"
+                           r"|login|account)(?: address)?\s+(?:or |and |& )?)+(?:and |& )?password$")
+_UI_START = re.compile(r"(?:sign in|log in|login|pay|add|enter|manage|accept|reject|update|change|reset|save|remove"
+                       r"|edit|show|hide|continue|forgot|set up|view|select|choose|create|delete|clear|allow|block"
+                       r"|disable|enable|verify|check|apply|redeem|link|unlink)\b")

@@ -54,8 +54,9 @@ _DENY_WORDS = re.compile(
     r"|you are|you must|you should|you will|you need|do not|don't)\b", re.I)
 _HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\]|\bdot\b)\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
                        r"|xn--|javascript|data:|file:|://|//", re.I)
-_IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|id)\b"
-                      r"|\b[a-z]\d{2,}\b|-btn\b|^\.|\bx\s*\d{2,}\s*y\s*\d{2,}\b|\d+\s*,\s*\d+|\b\d{5,}\b", re.I)
+_IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|id|coords?"
+                      r"|coordinates?|pos|position|offset|px|pixels?)\b"
+                      r"|(?-i:\b[a-z]\d{2,}\b)|-btn\b|^\.|\bx\s*\d{2,}\s*y\s*\d{2,}\b|\d+\s*,\s*\d+|\b\d{5,}\b", re.I)
 _MARKUP = re.compile(r"[<>{}\[\]|`\\#*_=~^$@]|\.{2,}|^[-.'&,/ ]|[-&,/ ]$", re.I)
 _LABEL_OK = re.compile(r"^[\w .,'&/()+%?!-]+$")
 _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
@@ -95,7 +96,14 @@ _BENIGN = re.compile(_folded(
     r"忘记密码|忘記密碼|パスワードを忘れ|שכחת (?:את )?(?:ה)?סיסמה|"
     r"(?:delivery|care|washing|assembly|cooking|installation|shipping|special|dosage|payment) instructions?|"
     r"instruksi pembayaran|gebrauchsanweisung|bedienungsanleitung|"
-    r"don't have an account|do not have an account|do not sell (?:or share )?my|don't miss|do not track"))
+    r"don't have an account|do not have an account|do not sell (?:or share )?my|don't miss|do not track|"
+    # everyday labels and product names that hold a role word or a stem
+    r"you are here|do not disturb|do not use|operating systems?|pretend play|tour operators?|"
+    r"(?:sales|shop|store|personal|teaching|medical|dental|legal|office|executive|research|administrative|shopping"
+    r"|virtual|voice|google|kitchen|parking|park) assistants?|assistant (?:manager|director|professor|editor|coach"
+    r"|principal|store manager)|(?:sound|audio|home theater|stereo|file|solar|security|alarm|heating|sprinkler|filing"
+    r"|storage|organi[sz]ation|navigation|exhaust|braking|cooling|water|irrigation|mesh|wifi|wi fi|speaker|camera"
+    r"|lighting|rail|shelving|closet) systems?"))
 
 
 def _spells_instruction(text: str) -> bool:
@@ -138,13 +146,26 @@ def label(text: str | None) -> str | None:
         return None
     if t.translate(CONFUSABLES) != t or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
         return None
-    if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t):  # an index or id, not a year
+    if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t) and not _model_number(t):  # an index or id, not a year
         return None
     if t.lower() in TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
         return None
-    if sum(len(w) <= 2 for w in t.split()) > 2 or re.search(r"\w[-/%]\w", t) and not re.search(r"\d", t):
-        return None  # words split into fragments ("I g n o r e", "ig-nore")
+    if sum(len(w) <= 2 for w in t.split()) > 2 or "%" in t and not re.search(r"\d", t):
+        return None  # words split into fragments ("I g n o r e", "ig%nore")
+    if re.search(r"\w[-/]\w", t):  # "Check-in", "Men/Women"; read joined and apart too ("ig-nore", "Ta-sk do-ne")
+        joined, apart = re.sub(r"(?<=\w)[-/](?=\w)", "", t), re.sub(r"(?<=\w)[-/](?=\w)", " ", t)
+        if any(steers(_folded(form)) or instruction_like(form) for form in (joined, apart)):
+            return None
     return t
+
+
+# a product's model number in a name of words ("Boeing 737", "Nike Air Max 270", "RTX 4090"): 3-4 digits beside a
+# word of letters, never a bare number or a long one (an id)
+def _model_number(text: str) -> bool:
+    words = text.split()
+    numbers = re.findall(r"\d+", text)
+    return (len(words) >= 2 and len(numbers) == 1 and len(numbers[0]) <= 4
+            and any(len(w) >= 3 and w.isalpha() for w in words))
 
 
 def scripts_of(text: str) -> set[str]:
@@ -403,6 +424,19 @@ def _foreign(text: str, task: str, other_task: str | None) -> bool:
 
 ANY_ENTRY = "the entry that matches your task"  # a label of another run's own parameters, in a plan
 
+# What cannot be undone or throws the agent's session away: suggested from another run only when the task itself
+# asks for it (a stored "next step" of "Delete my account" or "/logout" is not a step towards buying a charger)
+_IRREVERSIBLE = re.compile(
+    r"\b(?:delete|deactivate|erase|wipe|terminate|unsubscribe|revoke|close (?:my |your |the )?account|cancel|remove all"
+    r"|empty (?:the )?cart|clear (?:all|cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device)\b")
+_UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsubscrib\w*|revoke|close|closing|cancel\w*"
+                         r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget)\b")
+
+
+def irreversible(words: str, task: str) -> bool:
+    """True when `words` (a label or a page, folded) would undo something the task does not ask to undo."""
+    return _IRREVERSIBLE.search(words) is not None and _UNDO_WORDS.search(_folded(task)) is None
+
 
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,
                url: str | None = None, other_task: str | None = None, specific: bool = False) -> str | None:
@@ -421,6 +455,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if not same_site(destination or url, domain):
             return None
         where = page(destination, domain, depth=1) if destination else None  # the section, not another task's parameters
+        if where and not specific and irreversible(re.sub(r"[-_/]+", " ", _folded(where)), task):
+            return None
         return f"go to {where} on {site(domain)}" if where and site(domain) else None
     if verb in {"scroll", "back", "forward"}:
         return _VERB_WORDS[verb]
@@ -455,6 +491,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         return None
     if _foreign(target, task, other_task):
         return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
+    if not specific and irreversible(_folded(target), task):
+        return None
     return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
 
 
