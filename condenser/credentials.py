@@ -94,6 +94,8 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
+    "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
+            " to reset", " to complete", " for sign", " for log"),
     "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
             "podman login", "http ", "https "),
 }
@@ -133,9 +135,19 @@ _EDGE = "()[]{}<>*.,:;!?\"'`\\"
 _PLACEHOLDER = re.compile(r"\[[A-Z]+\]")
 
 
+# what follows "Pass:", "Session:", "Token:" on a product or a schedule: a quantity, a time, a count, a tier's words
+_QUANTITY = re.compile(r"(?i)\d{1,4}(?:[-\s]?(?:days?|nights?|weeks?|months?|years?|hours?|hrs?|mins?|packs?|persons?|people"
+                       r"|pieces?|pcs?|counts?|ct|ways?|stars?|seats?|tickets?|visits?|rides?|games?|passes?|parks?|in-1"
+                       r"|adults?|kids?|children|users?|devices?)\b|[,.:]\d)"
+                       r"|[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)+")
+
+
 def _looks_secret(value: str) -> bool:
-    """A bare word after a secret's name that looks like a secret rather than prose (hunter2, S3cret!, 1234)."""
+    """A bare word after a secret's name that looks like a secret rather than prose (hunter2, S3cret!, 1234), not a
+    quantity, a time or a tier ("3-Day", "10:30-11:45", "1,500", "Gold-Plus")."""
     core = value.strip(_EDGE)
+    if _QUANTITY.match(core):
+        return False
     has_digit = any(c.isdigit() for c in core)
     has_symbol = any(not c.isalnum() for c in core)
     mixed = any(c.isupper() for c in core[1:]) and any(c.islower() for c in core)
@@ -175,6 +187,8 @@ def _mask_value(m: re.Match[str], strict: bool) -> str:
         value = value.rstrip(")]}.,:")  # a bracket or stop that closes the surrounding text
     if not value or not (_value_ok(value, strict) or _card_code(m.group("key"), value)):
         return m.group(0)
+    if value.isdigit() and (len(value) <= 2 or re.match(r"[,.]\d{3}\b", m.string[m.end("val"):])):
+        return m.group(0)  # "Token: 1,500 points": a count, not a code
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 
 
@@ -208,6 +222,39 @@ _CLI = re.compile(
     r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r"))")
 
 
+# One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your Google
+# verification code", "Use 482913 to sign in", "Enter 482913 to verify". Only a 4-8 digit code (G- and similar
+# prefixes kept out of the value).
+_OTP_PROSE = re.compile(
+    r"(?i)\b(?:your|the|this|a)\s+(?:(?!zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation"
+    r"|reservation)\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
+    r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
+    r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
+    r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b")
+
+
+def _otp(m: re.Match[str]) -> str:
+    name = next(g for g in ("a", "b", "c") if m.group(g) is not None)
+    return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
+
+
+# A URL's token-bearing parameter whose name is no secret word: an OAuth code, a reset or magic link, a ticket, a
+# session id in the path (";jsessionid="). Taken when the value looks generated (12+ characters, letters and digits).
+_URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|ticket|t|tk|sig|hash|auth|otp|reset|verify|confirm"
+                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid|access)=(?P<val>[^&#\s\]\)'\"]{12,})")
+
+
+def _url_token(m: re.Match[str]) -> str:
+    value = m.group("val")
+    generated = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    session = m.group("name").lower() in {"jsessionid", "phpsessid", "sessid"} or m.group("name").lower().startswith("aspsessionid")
+    words = "+" in value or "%20" in value  # a search's words ("Samsung+8K+TV"), not a generated token
+    if words or not (generated or session or len(value) >= 24) or _PLACEHOLDER.match(value):
+        return m.group(0)
+    return m.group("name") + "=" + SECRET
+
+
 def _cli(m: re.Match[str]) -> str:
     name = next(g for g in ("glued", "flag", "user", "smb", "htpasswd") if m.group(g) is not None)
     value = m.group(name)
@@ -230,8 +277,10 @@ def _inside_word(text: str, start: int) -> bool:
 
 
 def _secret_field(m: re.Match[str]) -> str:
-    if _inside_word(m.string, m.start()):
-        return m.group(0)
+    if _inside_word(m.string, m.start()) or m.string.endswith(("'s ", "’s "), 0, m.start()):
+        return m.group(0)  # bypass, PASSPORT; a brand's name ("Victoria's Secret: ...")
+    if m.group("key").lower() == "secret" and m.group("assign") is not None and " " in m.group("val").strip():
+        return _mask_value(m, strict=True)  # "Secret: Clinical Strength" names a product; a secret looks like one
     if m.group("assign") is not None:
         # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret
         weak = m.group("weak") is not None and ":" in m.group("assign") and "=" not in m.group("assign")
@@ -275,6 +324,10 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
+    if "=" in text and ("?" in text or ";" in text or "#" in text):
+        text = _URL_TOKEN.sub(_url_token, text)
+    if wanted("otp"):
+        text = substitute_at(text, _OTP_PROSE, _otp, starts("otp"), back=40, ahead=80)
     if wanted("cli"):
         text = substitute_at(text, _CLI, _cli, starts("cli"))
     if wanted("field"):

@@ -365,6 +365,11 @@ def _valid_phone(candidate: str, regions: tuple[str, ...]) -> bool:
 PHONE_CHECKS = 64  # national numbers after a phone word checked against every region, a text; the rest redacted
 
 
+_PRODUCT_NUMBER = re.compile(r"(?i)\b(?:item|sku|ean|upc|gtin|isbn|asin|model|part|mpn|article|art|order|invoice"
+                             r"|tracking|serial|barcode|product|catalog|catalogue|style|lot|batch|pack|vin)"
+                             r"\s*(?:#|no\.?|nr\.?|number|num|code|id)?\s*[:#]?\s*$")
+
+
 def _phones(text: str, words: list[int] | None) -> str:
     """International numbers (+, 00) valid anywhere; national ones of many countries after a word such as
     "phone" or "tel"; else only numbers written the North American way ((415) 555-2671, 415-555-2671). Past
@@ -389,6 +394,8 @@ def _phones(text: str, words: list[int] | None) -> str:
         if linked and not plus:
             raw = "+" + raw
         international = raw.startswith(("+", "00")) or raw[:3].upper() == "%2B"
+        if not international and _PRODUCT_NUMBER.search(text, max(0, start - 24), start):
+            return m.group(0)  # "item 8806094934", "part 800-555-0199", "EAN: 4006381333931": a product's number
         if international:
             ok = _valid_phone("+" + raw.removeprefix("+").removeprefix("%2B").removeprefix("%2b").removeprefix("00"),
                               ("ZZ",))

@@ -65,9 +65,13 @@ _HINTS = Hints({**credentials.HINTS, **personal.HINTS})
 _WORD = re.compile(r"\w")
 
 
-def _scrub_secrets(texts: list[str], extra_secrets: set[str] | frozenset[str]) -> list[str]:
+# literal values to replace: by [SECRET], or (a mapping) each by its own placeholder
+Secrets = set[str] | frozenset[str] | dict[str, str]
+
+
+def _scrub_secrets(texts: list[str], extra_secrets: Secrets) -> list[str]:
     """Every occurrence of a value in `extra_secrets` as a whole word (a password "submit" leaves "submitted"
-    alone) replaced, overlapping ones together.
+    alone) replaced (by [SECRET], or by the placeholder a mapping gives the value), overlapping ones together.
 
     One automaton pass a text: a run of many steps that each type a password, with texts that quote them all,
     took a substitution per value per text (cubic: 200 steps, 6.6 s).
@@ -75,41 +79,45 @@ def _scrub_secrets(texts: list[str], extra_secrets: set[str] | frozenset[str]) -
     secrets = sorted(s for s in extra_secrets if s)
     if not secrets:
         return texts
+    placeholders = extra_secrets if isinstance(extra_secrets, dict) else {}
     occurrences = literal_finder(secrets)
     out = []
     for text in texts:
-        spans: list[tuple[int, int]] = []
+        spans: list[tuple[int, int, str]] = []
         for i, start, end in occurrences(text):
             secret = secrets[i]
             if (secret[0].isalnum() or secret[0] == "_") and start and _WORD.match(text, start - 1):
                 continue
             if (secret[-1].isalnum() or secret[-1] == "_") and _WORD.match(text, end):
                 continue
-            spans.append((start, end))
+            spans.append((start, end, placeholders.get(secret, SECRET)))
         if not spans:
             out.append(text)
             continue
         spans.sort()
-        parts, last, cover = [], 0, -1
-        for start, end in spans:
+        parts, last, cover, mark = [], 0, -1, SECRET
+        for start, end, placeholder in spans:
             if start >= cover:  # a new group (occurrences that only touch stay two)
                 if cover >= 0:
-                    parts.append(SECRET)
+                    parts.append(mark)
                 parts.append(text[last:start])
+                mark = placeholder
+            elif placeholder == SECRET:
+                mark = SECRET  # a group that holds a secret says so
             cover = max(cover, end)
             last = cover
-        parts.append(SECRET)
+        parts.append(mark)
         out.append("".join(parts) + text[cover:])
     return out
 
 
-def redact_text(text: str, extra_secrets: set[str] | frozenset[str] = frozenset()) -> str:
+def redact_text(text: str, extra_secrets: Secrets = frozenset()) -> str:
     """`text` with every secret and personal datum replaced (by [SECRET], [EMAIL], [CARD], [IBAN], [ID], [PHONE]);
     `extra_secrets` are literal values to replace too (normalized, as `normalize` leaves them)."""
     return redact_texts([text], extra_secrets)[0]
 
 
-def redact_texts(texts: list[str], extra_secrets: set[str] | frozenset[str] = frozenset()) -> list[str]:
+def redact_texts(texts: list[str], extra_secrets: Secrets = frozenset()) -> list[str]:
     """`redact_text` of each of `texts`, with the hint words of all of them found in one pass (one release of the
     GIL for the lot: see `Hints.find_many`)."""
     norms = [normalize(text) for text in texts]
@@ -154,13 +162,14 @@ _OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id
                                  r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
 _TYPING_VERBS = (r"type|fill|input|input_text|send_keys|type_text|enter_text|set_value|fill_form|fill_field"
                  r"|fill_search|press_sequentially|insert_text|write|type_into|browser_type|sendkeys|inserttext"
-                 r"|presssequentially|setvalue|fill_in|typetext")
-_CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*$", re.S)  # as _call()
+                 r"|presssequentially|setvalue|fill_in|typetext|typewrite|type_keys|typekeys|send_text|sendtext")
+_CALL = re.compile(r"(?:^|[\s.;])(?:" + nocase(_TYPING_VERBS) + r")\s*\((?P<args>.*)\)\s*;?\s*$", re.S)  # as _call()
 # any other call (computer(action="type", text="x"), act(...)): typed only through a named value argument
-_ANY_CALL = re.compile(r"(?:^|[\s.;])[A-Za-z_][\w]*\s*\((?P<args>.*)\)\s*$", re.S)
+_ANY_CALL = re.compile(r"(?:^|[\s.;])[A-Za-z_][\w]*\s*\((?P<args>.*)\)\s*;?\s*$", re.S)
 # A name starts at a word start: tried inside a word, `\w+` ran to the word's end from every position (quadratic on a
 # long word: 20k characters took seconds).
-_LITERAL = re.compile(r"(?:(?<!\w)(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')", re.S)
+_LITERAL = re.compile(r"(?:(?<!\w)(?P<name>\w+)\s*[=:]\s*)?(?P<lit>\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+                      r"|`(?:[^`\\$]|\\.)*`)", re.S)  # a JavaScript template literal without ${} too
 _VALUE_ARGS = {"text", "value", "keys", "content", "input", "string", "data", "password", "secret", "query"}
 _FORMS = [
     re.compile(r"(?i)^\s*type\s*\"(?P<val>.*)\"\s*$", re.S),  # Type "x"
@@ -175,6 +184,13 @@ _FORMS = [
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s+(?P<val>[^\s\[](?:.*\S)?)\s*$", re.S),
     # xdotool type 'x' (el.value = "x" and a JSON action are read by _assigned and _json_typed)
     re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<q>[\"'])(?P<val>[^\"']*)(?P=q)\s*$", re.S),
+    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<val>[^\s\"'-]\S*)\s*$"),  # unquoted
+    # Mind2Web's action_reprs: "[textbox]  Password -> TYPE: x"
+    re.compile(r"(?i)^\s*(?P<tgt>\[[^\]]*\][^\n]*?)\s*->\s*type:\s*(?P<val>\S(?:.*\S)?)\s*$", re.S),
+    # natural language: "Type x into the password field", "Enter x in the PIN box"
+    re.compile(r"(?i)^\s*(?:type|enter|input|fill in|put|write)\s+[\"'`]?(?P<val>[^\s\"'`](?:[^\n\"'`]{0,126}[^\s\"'`])??)[\"'`]?"
+               r"\s+(?:into|in|as)\s+(?P<tgt>(?:the\s+|a\s+|my\s+|your\s+)?[\w' -]{1,40}?(?:field|box|input|textbox|prompt))"
+               r"\s*\.?\s*$"),
     # type x. A value of spaces types nothing; its end is a non-space (trailing spaces run to the end once).
     re.compile(r"(?i)^\s*type(?=\s*+\S)\s+(?P<val>(?![\[(]).*?\S)\s*$", re.S),
 ]
@@ -183,7 +199,7 @@ _FORMS = [
 def _call(action: str) -> tuple[re.Match[str], bool] | None:
     """(`_CALL.search(action)`, True), else (`_ANY_CALL`'s match, False), in linear time: without the closing ")"
     no call matches, and every typing verb would have been tried to the end of the text."""
-    if "(" not in action or not action.rstrip().endswith(")"):
+    if "(" not in action or not action.rstrip().rstrip(";").rstrip().endswith(")"):  # a statement's ";" too
         return None
     m = _CALL.search(action)
     if m:
@@ -258,17 +274,13 @@ def _assigned(action: str) -> tuple[int, int, str] | None:
 def _json_typed(action: str) -> tuple[int, int, str] | None:
     """{"action": "type", "selector": "#pw", "text": "x"}: the typed value of an action posted as a JSON object."""
     text = action.strip()
-    if not (text.startswith("{") and text.endswith("}")) or len(text) > 100_000:
+    if text[:1] + text[-1:] not in ("{}", "[]") or len(text) > 100_000:
         return None
     try:
         obj = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(obj, dict):
-        return None
-    nested = obj.get("args")
-    args: dict[str, Any] = nested if isinstance(nested, dict) else obj
-    value = next((args[k] for k in _JSON_VALUE_KEYS if isinstance(args.get(k), str) and args[k]), None)
+    value = _json_value(obj, 0)
     if value is None:
         return None
     literal = json.dumps(value, ensure_ascii=False)[1:-1]
@@ -278,7 +290,24 @@ def _json_typed(action: str) -> tuple[int, int, str] | None:
     return start, start + len(literal), action[:start] + action[start + len(literal):]
 
 
-def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
+def _json_value(obj: Any, depth: int) -> str | None:
+    """The typed value of a JSON action: a value key of the object, else of the object or list inside it
+    ({"input_text": {"index": 7, "text": "x"}}, [{"type": {...}}], {"args": {...}}), depth first, a few levels."""
+    if depth > 4:
+        return None
+    if isinstance(obj, dict):
+        value = next((str(obj[k]) for k in _JSON_VALUE_KEYS if isinstance(obj.get(k), str) and obj[k]), None)
+        if value is not None:
+            return value
+        inner: list[Any] = [v for v in obj.values() if isinstance(v, dict | list)]
+    elif isinstance(obj, list):
+        inner = [v for v in obj[:16] if isinstance(v, dict | list)]
+    else:
+        return None
+    return next((v for v in (_json_value(item, depth + 1) for item in inner) if v is not None), None)
+
+
+def _typed_password(step: Step) -> tuple[dict[str, str], str, bool] | None:
     """(the typed value in the forms it may appear in, the action with it masked, whether the field itself says it
     is a password) for a password-like field."""
     action = normalize(step.action)
@@ -289,11 +318,17 @@ def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
     value = action[start:end]
     if not value.strip() or value.startswith(SECRET):
         return None
-    if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)):
+    if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)
+            or _SECRET_FIELD_NAME.search(_split_name(target))):
+        element = _element_text(step.observation, target)
+        if _PHONE_FIELD.search(f"{_split_name(target)} {element}") and _TYPED_PHONE.fullmatch(value.strip()):
+            return (*_masked(action, start, end, value, PHONE), True)  # a phone number typed into a phone field
         if _OTHER_FIELD.search(target):
             return None
-        if says_password(_element_text(step.observation, target)):  # the page says what [7] is
+        if says_password(element):  # the page says what [7] is
             return (*_masked(action, start, end, value), True)
+        if _CODE_FIELD.search(_PUBLIC_CODE.sub(" ", f"{_split_name(target)} {element}")) and _SHORT_CODE.fullmatch(value.strip()):
+            return (*_masked(action, start, end, value), True)  # a one-time code or a card's code: 3-8 digits
         if len(value.split()) >= 3 and not _PASSPHRASE.search(step.thought or ""):
             return None
         # the thought can be long: it is scanned last, for the values that pass the checks above
@@ -305,10 +340,34 @@ def _typed_password(step: Step) -> tuple[set[str], str, bool] | None:
 
 
 _PASSPHRASE = re.compile(r"(?i)passphrase|pass phrase|mnemonic|seed phrase|recovery phrase")
+# A field's name in a selector, in any case style ("#verificationCode", "card_cvv", "cc-csc"), read as words
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-]+")
+# names that say a secret once split into words: one-time and card codes whatever the value
+_SECRET_FIELD_NAME = re.compile(r"(?i)\b(?:verification code|one time code|totp|mfa code|2fa code|otp|cvv2?|cvc2?|csc"
+                                r"|cc csc|security code|card code|card cvv|card cvc|pin code|passcode|sms code|auth code)\b")
+# names or page words of a field that takes a short code: secret when what is typed is 3-8 digits
+_CODE_FIELD = re.compile(r"(?i)\bcode\b|verification|one time|one-time|\botp\b|\b2fa\b|\bmfa\b|\btotp\b|authenticat"
+                         r"|\bcvv|\bcvc|\bcsc\b|\bpin\b|security code|código|kod|codice|code de|验证码|認証|인증")
+_SHORT_CODE = re.compile(r"[A-Z]{0,2}-?\d{3,8}")
+# codes that are no secret: a place's, an offer's, a booking's, a product's
+_PUBLIC_CODE = re.compile(r"(?i)\b(?:zip|postal|post|postcode|promo|promotion|coupon|discount|voucher|gift|area|country|dial"
+                          r"|referral|invite|invitation|product|item|sku|color|colour|language|currency|iata|airport|region"
+                          r"|state|tax|vat|booking|confirmation|reservation|tracking|order|event|course|class|source|qr|bar"
+                          r"|style|model|part|ean|upc|isbn|hs|naics|sic|swift|bic|sort|routing|branch|city|department)\s?code\b")
+
+
+_PHONE_FIELD = re.compile(r"(?i)\b(?:phone|tel|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
+                          r"|telefone|telefono|handy|電話|电话|手机|携帯|휴대폰|전화)\b")
+_TYPED_PHONE = re.compile(r"\+?[\d\s().-]{7,20}")
+
+
+def _split_name(target: str) -> str:
+    """A selector's names as words: "#verificationCode" -> "# verification Code"."""
+    return _CAMEL.sub(" ", target)
 _KEYS_AFTER = re.compile(r"(?:\\[ntr]|[\n\t\r]|\{(?:enter|tab|return)\})+$", re.I)  # "x{enter}", "x\n"
 
 
-def _masked(action: str, start: int, end: int, value: str) -> tuple[set[str], str]:
+def _masked(action: str, start: int, end: int, value: str, placeholder: str = SECRET) -> tuple[dict[str, str], str]:
     """The forms a typed secret takes in the other fields (as typed, without the keys pressed after it,
     percent-encoded, HTML-escaped, JSON-unescaped), and the action with it masked."""
     bare = _KEYS_AFTER.sub("", value)
@@ -319,12 +378,13 @@ def _masked(action: str, start: int, end: int, value: str) -> tuple[set[str], st
         forms.add(_KEYS_AFTER.sub("", json.loads(f'"{value}"')))
     except ValueError:
         pass
-    return forms, action[:start] + SECRET + action[end:]
+    return dict.fromkeys(forms, placeholder), action[:start] + placeholder + action[end:]
 
 
 # an element named by its id: the whole target ("7" of type [7] x) or a call's index (input_text(index=7, ...))
-_ELEMENT_ID = re.compile(r"^\s*\[?\s*(\d{1,6})\s*\]?\s*$|\b(?:index|ref|element|id)\s*=\s*[\"']?(\d{1,6})\b")
-_NEXT_ELEMENT = re.compile(r"\[\d{1,6}\]")
+_ELEMENT_ID = re.compile(r"^\s*\[?\s*(\d{1,6})\s*\]?\s*$|\b(?:index|ref|element|id|bid)[\"']?\s*[=:]\s*[\"']?(\d{1,6})\b"
+                         r"|^\s*\w+\s*\(\s*[\"']([a-z]{1,2}\d{1,6})[\"']")  # fill('a121', ...): a BrowserGym bid
+_NEXT_ELEMENT = re.compile(r"\[[a-z]{0,2}\d{1,6}\]")
 ELEMENT_CHARS = 160  # what the page says of an element: the text after its id, to the next element's
 
 
@@ -334,7 +394,7 @@ def _element_text(observation: str | None, target: str) -> str:
     m = _ELEMENT_ID.search(target)
     if not observation or m is None:
         return ""
-    mark = f"[{m.group(1) or m.group(2)}]"
+    mark = f"[{m.group(1) or m.group(2) or m.group(3)}]"
     out: list[str] = []
     at = observation.find(mark)
     while at >= 0 and len(out) < 8:  # an id may recur (a label and its field): a few mentions, each bounded
@@ -348,16 +408,18 @@ def _element_text(observation: str | None, target: str) -> str:
     return " ".join(out)
 
 
-def _typed_secrets(trajectory: Trajectory) -> tuple[set[str], dict[int, str]]:
-    """Values typed into password-like fields (3+ characters), and the actions with them masked (by step)."""
-    secrets: set[str] = set()
+def _typed_secrets(trajectory: Trajectory) -> tuple[dict[str, str], dict[int, str]]:
+    """Values typed into password-like fields (3+ characters) with their placeholders, and the actions with them
+    masked (by step)."""
+    secrets: dict[str, str] = {}
     masked_actions: dict[int, str] = {}
     for i, step in enumerate(trajectory.steps):
         found = _typed_password(step)
         if found:  # a short plain word ("submit") is masked in its action only, not throughout the run, unless the
             # field itself is a password field ("monkey" typed into type=password is a password)
             forms, masked, field = found
-            secrets |= {v for v in forms if len(v) >= 3 and (field or not (len(v) < 8 and v.isalpha() and v.islower()))}
+            secrets |= {v: mark for v, mark in forms.items()
+                        if len(v) >= 3 and (field or not (len(v) < 8 and v.isalpha() and v.islower()))}
             masked_actions[i] = masked
     return secrets, masked_actions
 

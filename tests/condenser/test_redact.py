@@ -536,3 +536,76 @@ def test_addresses_written_out_in_more_ways_are_redacted(text):
 ])
 def test_prose_with_at_and_a_host_is_kept(text):
     assert redact_text(text) == text
+
+
+# -- a helper's attack (2026-12-05): typed secrets in more action shapes, one-time codes, URL tokens, typed phones --
+
+_PW = "Hunter2!x9"
+_NEUTRAL = "Next I fill in the field."
+
+
+@pytest.mark.parametrize("action, observation, thought, secret", [
+    (f"await page.fill('#password','{_PW}');", None, _NEUTRAL, _PW),  # a statement's ";"
+    (f'driver.findElement(By.id("password")).sendKeys("{_PW}");', None, _NEUTRAL, _PW),
+    ('{"input_text": {"index": 7, "text": "%s"}}' % _PW, "[7] textbox 'Password'", _NEUTRAL, _PW),  # browser-use
+    ('[{"input_text": {"index": 7, "text": "%s"}}]' % _PW, "[7] <input type=password>", _NEUTRAL, _PW),
+    ("fill('#verificationCode','482913')", None, _NEUTRAL, "482913"),  # a one-time code by the field's name
+    ("fill('input[autocomplete=one-time-code]','482913')", None, _NEUTRAL, "482913"),
+    ("fill('#totp','482913')", None, _NEUTRAL, "482913"),
+    ("type [14] [482913] [1]", "[13] heading 'Two-step sign-in' [14] textbox 'Enter code'", _NEUTRAL, "482913"),
+    ("fill('input[name=cardCvc]','7351')", None, _NEUTRAL, "7351"),  # a card's code, any case style
+    ("fill('#card_cvv','735')", None, _NEUTRAL, "735"),
+    ("fill('input[autocomplete=cc-csc]','735')", None, _NEUTRAL, "735"),
+    ("fill('#securityCode','735')", None, _NEUTRAL, "735"),
+    (f"fill('a121','{_PW}')", "x" * 300 + " [a120] StaticText 'Password' [a121] textbox 'Password' " + "y" * 300,
+     _NEUTRAL, _PW),  # a BrowserGym bid on a long page
+    (f"[textbox]  Password -> TYPE: {_PW}", None, _NEUTRAL, _PW),  # Mind2Web's action_reprs
+    (f"Type {_PW} into the password field", None, _NEUTRAL, _PW),  # natural language
+    (f"Enter {_PW} in the Password box", None, _NEUTRAL, _PW),
+    (f"fill('#password', `{_PW}`)", None, _NEUTRAL, _PW),  # a template literal
+    (f"pyautogui.typewrite('{_PW}')", None, "Now I type the password.", _PW),
+    (f"xdotool type {_PW}", None, "Now I type the password.", _PW),
+    ("type [15] [4155550199] [0]", "[14] StaticText 'Phone' [15] textbox ''", _NEUTRAL, "4155550199"),
+    ('input_text(index=15, text="4155550199")', "[15]<input placeholder='Phone number'>", _NEUTRAL, "4155550199"),
+    ("fill('#phoneNumber','4155550199')", None, _NEUTRAL, "4155550199"),
+])
+def test_a_value_typed_into_a_secret_field_is_redacted_in_more_action_shapes(action, observation, thought, secret):
+    run = Trajectory(task="Sign in and check my orders", steps=[
+        {"action": action, "observation": observation, "thought": thought},
+        {"action": "click('Continue')", "thought": f"I entered {secret}, now continue"}])
+    assert secret not in condense(run).model_dump_json()
+
+
+@pytest.mark.parametrize("action, kept", [
+    ("fill('#promoCode','SAVE20')", "SAVE20"), ("fill('#zipCode','94110')", "94110"),
+    ("fill('#postalCode','10001')", "10001"), ("type [5] [4] [0]", "[4]"), ("fill('#search','iphone 15')", "iphone 15"),
+    ("Type Boston into the search box", "Boston"),
+])
+def test_a_value_typed_into_an_ordinary_field_is_kept(action, kept):
+    run = Trajectory(task="Buy it", steps=[{"action": action, "observation": "[5] spinbutton 'Quantity'"}])
+    assert kept in redact_trajectory(run).steps[0].action
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Your code is 482913.", "482913"), ("G-482913 is your Google verification code.", "482913"),
+    ("Use 482913 to sign in", "482913"), ("Enter 482913 to verify your account", "482913"),
+    ("Your verification code: 482913", "482913"),
+    ("https://accounts.example.com/cb?code=4/0AX4XfWh8kLmN2pQr&state=abc", "4/0AX4XfWh8kLmN2pQr"),
+    ("https://x.firebaseapp.com/__/auth/action?mode=resetPassword&oobCode=kX9fQ2mZ7rT1vB3n", "kX9fQ2mZ7rT1vB3n"),
+    ("https://example.com/reset?t=8f3a9c1d2e4b5a6f7e8d", "8f3a9c1d2e4b5a6f7e8d"),
+    ("https://sso.example.edu/cas/login?ticket=ST-12345-abcdefghijk", "ST-12345-abcdefghijk"),
+    ("https://example.com/cart;jsessionid=9F8E7D6C5B4A3F2E1D0C", "9F8E7D6C5B4A3F2E1D0C"),
+])
+def test_one_time_codes_and_url_tokens_without_a_secret_name_are_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Disneyland Pass: 3-Day Park Hopper", "Session: 10:30-11:45", "Token: 1,500 points", "Key: 4-pack AA",
+    "Pin: 2-pack badges", "Victoria's Secret: Bombshell perfume", "Secret: Clinical Strength deodorant",
+    "Pass: Gold-Plus", "Samsung Galaxy phone case, item 8806094934", "part 800-555-0199",
+    "Your zip code is 94110", "https://www.amazon.com/s?k=%24100+Google+Play+Gift+Card&crid=2YNCYJYPBJ7T7",
+    "https://www.bestbuy.com/site/searchpage.jsp?st=Samsung+8K+TV",
+])
+def test_products_schedules_and_searches_are_not_taken_for_secrets(text):
+    assert redact_text(text) == text
