@@ -29,6 +29,7 @@ from coach.words import (
     shows_internals,
     site,
     spells_instruction,
+    steers_somewhere,
 )
 
 logger = logging.getLogger(__name__)
@@ -299,6 +300,8 @@ def check_agent_words(text: str, *, run: PartialRun, allowed: str) -> str | None
         return "another script than the task's"
     if shows_internals(t):
         return "model internals"
+    if steers_somewhere(t) and not steers_somewhere(clean(allowed)):  # the facts' own words may end the run; nothing else may
+        return "words that steer (a secret, a contact, another store, the end of the task)"
     pool = " ".join([clean(run.task), clean(allowed)] + [clean(st.action) for st in run.steps]).lower()
     for m in _PARAMS.finditer(t):
         value = m.group(0).strip("\"'“”").lower()

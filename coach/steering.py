@@ -251,4 +251,4 @@ _LOGIN_FIELDS = re.compile(r"^(?:(?:your |the )?(?:e ?mail|username|user name|us
                            r"|login|account)(?: address)?\s+(?:or |and |& )?)+(?:and |& )?password$")
 _UI_START = re.compile(r"(?:sign in|log in|login|pay|add|enter|manage|accept|reject|update|change|reset|save|remove"
                        r"|edit|show|hide|continue|forgot|set up|view|select|choose|create|delete|clear|allow|block"
-                       r"|disable|enable|verify|check|apply|redeem|link|unlink)\b")
+                       r"|disable|enable|verify|check|apply|redeem|link|unlink|close|dismiss|decline|open|click|go|search|try)\b")

@@ -549,6 +549,12 @@ def hosts_in(text: str) -> set[str]:
                                           r"|biz|us|ca|au|jp|app|dev|ai|xyz|ru|cn)\b", clean(text), re.I)}
 
 
+def steers_somewhere(text: str) -> bool:
+    """Whether a clause of a longer text steers (`coach.steering.steers` reads short fragments): a phrased message
+    checked clause by clause."""
+    return any(steers(_folded(part)) for part in re.split(r"[.;:!?,\n]+", text) if part.strip())
+
+
 def spells_instruction(text: str) -> bool:
     """True when text spells an instruction or a role word once look-alikes are folded and splits undone."""
     folded = _folded(clean(text))
