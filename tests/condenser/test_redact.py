@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -547,8 +549,8 @@ _NEUTRAL = "Next I fill in the field."
 @pytest.mark.parametrize("action, observation, thought, secret", [
     (f"await page.fill('#password','{_PW}');", None, _NEUTRAL, _PW),  # a statement's ";"
     (f'driver.findElement(By.id("password")).sendKeys("{_PW}");', None, _NEUTRAL, _PW),
-    ('{"input_text": {"index": 7, "text": "%s"}}' % _PW, "[7] textbox 'Password'", _NEUTRAL, _PW),  # browser-use
-    ('[{"input_text": {"index": 7, "text": "%s"}}]' % _PW, "[7] <input type=password>", _NEUTRAL, _PW),
+    (json.dumps({"input_text": {"index": 7, "text": _PW}}), "[7] textbox 'Password'", _NEUTRAL, _PW),  # browser-use
+    (json.dumps([{"input_text": {"index": 7, "text": _PW}}]), "[7] <input type=password>", _NEUTRAL, _PW),
     ("fill('#verificationCode','482913')", None, _NEUTRAL, "482913"),  # a one-time code by the field's name
     ("fill('input[autocomplete=one-time-code]','482913')", None, _NEUTRAL, "482913"),
     ("fill('#totp','482913')", None, _NEUTRAL, "482913"),
