@@ -206,15 +206,22 @@ _ID_WORDS = re.compile(
     r"|identifikationsnummer|idnr|personalausweis(?:nummer)?|bsn|burgerservicenummer|pesel|cpf|aadhaar"
     r"|personnummer|cpr|fødselsnummer|fodselsnummer|henkilötunnus|hetu|nir|insee|codice fiscale|dni|nie|nif"
     r"|curp|rrn|resident registration number|tc kimlik(?: no)?|kimlik|id card(?: number| no\.?)?|identity card"
-    r"(?: number| no\.?)?|passport(?: number| no\.?)?|身份证号?码?|주민등록번호|マイナンバー|个人番号)(?!\w)"
+    r"(?: number| no\.?)?|passport(?: number| no\.?)?|身份证号?码?|주민등록번호|マイナンバー|个人番号"
+    r"|id (?:number|no\.?)|identity number|personal (?:id|identification) number|nric|fin|tfn|hkid|medicare(?: number)?"
+    r"|driver'?s? licen[cs]e(?: number| no\.?)?|driving licen[cs]e(?: number| no\.?)?|licen[cs]e number|dl (?:number|no\.?)"
+    r"|routing(?: number| no\.?)?|aba(?: number)?|sort code|(?:bank )?account (?:number|no\.?)|acct (?:number|no\.?|#)"
+    r"|bsb|clabe|member(?:ship)? (?:id|number)|patient id|health (?:card|insurance) number|nhs number)(?!\w)"
     r"(?P<gap>[\s:#=\-–—]*(?:(?:is|was|number|no\.?|nr\.?|of)[\s:#=]+)*)"
     r"(?P<val>[A-Za-z0-9][A-Za-z0-9 .\-/]{3,22}[A-Za-z0-9])")
 _ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr", "identifik", "ausweis",
              "burgerservice", "pesel", "aadhaar", "personnummer", "fødsels", "fodsels", "henkilö", "hetu", "insee",
              "codice", "curp", "resident", "kimlik", "id card", "identity", "passport", "身份证", "주민등록번호",
-             "マイナンバー", "个人番号",
+             "マイナンバー", "个人番号", "id number", "id no", "identity number", "identification number", "nric", "tfn",
+             "hkid", "medicare", "licence", "license", "dl number", "dl no", "routing", "aba", "sort code",
+             "account number", "account no", "acct", "bsb", "clabe", "member id", "membership", "member number",
+             "patient id", "health card", "health insurance number", "nhs number",
              *(f"{start}{word}" for start in WORD_STARTS for word in ("sin", "tin", "bsn", "cpf", "cpr", "nir", "dni",
-                                                                     "nie", "nif", "rrn")))
+                                                                     "nie", "nif", "rrn", "fin")))
 # Words after which a national number of any country may be a phone number
 _PHONE_HINTS = ("phone", "mobile", "whatsapp", "contact", "hotline", "telefon", "téléphone", "teléfono", "telefone",
                 "telefono", "numéro", "rufnummer", "número", "móvil", "handy", "portable", "電話", "电话", "手机",
@@ -267,9 +274,13 @@ def _ids(text: str) -> str:
 def _named_id(m: re.Match[str]) -> str:
     """The value after a word that names a national id: redacted when it has digits enough to be one."""
     value = m.group("val")
-    if sum(c.isdigit() for c in value) < 5:
-        return m.group(0)
+    if sum(c.isdigit() for c in value) < 5 or _NOT_PERSONAL.search(m.string, max(0, m.start() - 16), m.start()):
+        return m.group(0)  # "Order ID number: 112-...": an order's, a product's number
     return m.group(0)[: m.start("val") - m.start()] + NATIONAL_ID
+
+
+_NOT_PERSONAL = re.compile(r"(?i)\b(?:order|tracking|product|item|model|part|invoice|booking|reservation|confirmation"
+                           r"|ticket|case|transaction|shipment|package|parcel)\s*$")
 
 
 # A run of digit groups with single separators; one inside a longer token (a UUID, a hex hash) is left alone

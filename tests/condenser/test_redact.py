@@ -611,3 +611,18 @@ def test_one_time_codes_and_url_tokens_without_a_secret_name_are_redacted(text, 
 ])
 def test_products_schedules_and_searches_are_not_taken_for_secrets(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, value", [
+    ("ID number: 8001015009087", "8001015009087"), ("NRIC S1234567D", "S1234567D"), ("TFN 123 456 782", "456 782"),
+    ("Driver's license number D1234567", "D1234567"), ("HKID A123456(3)", "A123456"),
+    ("Routing 021000021, account number 000123456789", "000123456789"), ("Sort code 12-34-56", "12-34-56"),
+])
+def test_ids_and_bank_numbers_named_in_more_ways_are_redacted(text, value):
+    assert value not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["Order ID number: 11234567", "Model number 12345", "license number 5",
+                                  "Open account settings"])
+def test_order_and_product_numbers_are_kept(text):
+    assert redact_text(text) == text
