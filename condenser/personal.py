@@ -35,6 +35,7 @@ EMAIL = "[EMAIL]"
 CARD = "[CARD]"
 PHONE = "[PHONE]"
 IBAN = "[IBAN]"
+ADDRESS = "[ADDRESS]"
 NATIONAL_ID = "[ID]"
 
 # -- e-mail addresses: plain, internationalized, percent-encoded (once or twice), escaped as in page JSON (\u0040),

@@ -22,12 +22,12 @@ from condenser import credentials, personal
 from condenser.credentials import SECRET
 from condenser.lookalikes import PUNCTUATION, ascii_digits, fold_mixed_words
 from condenser.models import Outcome, Step, Trajectory
-from condenser.personal import CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
+from condenser.personal import ADDRESS, CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
 from condenser.scan import Hints, literal_finder, nocase
 
 RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class
 
-__all__ = ["CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
+__all__ = ["ADDRESS", "CARD", "EMAIL", "IBAN", "NATIONAL_ID", "PHONE", "SECRET", "normalize", "redact_task_and_actions",
            "redact_text", "redact_texts", "redact_trajectory"]
 
 # Characters that render as nothing (or as a blank) but split a number or a word for a pattern: soft hyphen,
@@ -112,7 +112,8 @@ def _scrub_secrets(texts: list[str], extra_secrets: Secrets) -> list[str]:
 
 
 def redact_text(text: str, extra_secrets: Secrets = frozenset()) -> str:
-    """`text` with every secret and personal datum replaced (by [SECRET], [EMAIL], [CARD], [IBAN], [ID], [PHONE]);
+    """`text` with every secret and personal datum replaced (by [SECRET], [EMAIL], [CARD], [IBAN], [ID], [PHONE];
+    a street address typed into an address field by [ADDRESS]);
     `extra_secrets` are literal values to replace too (normalized, as `normalize` leaves them)."""
     return redact_texts([text], extra_secrets)[0]
 
@@ -323,6 +324,9 @@ def _typed_password(step: Step) -> tuple[dict[str, str], str, bool] | None:
         element = _element_text(step.observation, target)
         if _PHONE_FIELD.search(f"{_split_name(target)} {element}") and _TYPED_PHONE.fullmatch(value.strip()):
             return (*_masked(action, start, end, value, PHONE), True)  # a phone number typed into a phone field
+        if (_ADDRESS_FIELD.search(_NOT_STREET.sub(" ", f"{_split_name(target)} {element}"))
+                and _STREET_VALUE.search(value)):
+            return (*_masked(action, start, end, value, ADDRESS), True)  # "742 Evergreen Terrace" into "Street address"
         if _OTHER_FIELD.search(target):
             return None
         if says_password(element):  # the page says what [7] is
@@ -358,6 +362,12 @@ _PUBLIC_CODE = re.compile(r"(?i)\b(?:zip|postal|post|postcode|promo|promotion|co
 
 _PHONE_FIELD = re.compile(r"(?i)\b(?:phone|tel|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
                           r"|telefone|telefono|handy|電話|电话|手机|携帯|휴대폰|전화)\b")
+# a field for a street address, and a value with a house number (or a street word) in it
+_ADDRESS_FIELD = re.compile(r"(?i)\b(?:street|address|addr|address ?line|address1|address2|line ?1|house|apartment|apt|suite"
+                            r"|straße|strasse|adresse|dirección|direccion|endereço|endereco|indirizzo|住所|地址|주소)\b")
+_NOT_STREET = re.compile(r"(?i)\b(?:e-?mail|ip|web|url|mac|wallet|ship(?:ping)? to a|search|bitcoin|btc|eth)\s*address\b")
+_STREET_VALUE = re.compile(r"(?i)\b\d{1,6}[a-z]?\b.*\b[a-z]{3,}|\b[a-z]{3,}.*\b\d{1,6}[a-z]?\b|\b(?:street|st|avenue|ave|road|rd"
+                           r"|lane|ln|drive|dr|boulevard|blvd|way|court|ct|terrace|place|pl|straße|strasse|rue|calle|via)\b")
 _TYPED_PHONE = re.compile(r"\+?[\d\s().-]{7,20}")
 
 

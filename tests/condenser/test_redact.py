@@ -212,11 +212,13 @@ def test_dev_trajectories_change_only_where_a_secret_or_personal_datum_is():
                         changed.append((field, getattr(before, field), getattr(after, field)))
             changed += [("task", run.task, clean.task)] if run.task != clean.task else []
             changed += [("tags", run.tags, clean.tags)] if run.tags != clean.tags else []
-    assert len(changed) <= 150, len(changed)  # 141 when this test was written: 104 before issue 16
+    assert len(changed) <= 160, len(changed)  # 153 on 2026-12-05 (typed phones and street addresses); 104 before issue 16
     for field, before, after in changed:
         assert field != "tags", before
-        assert any(p in str(after) for p in ("[EMAIL]", "[PHONE]", "[SECRET]", "[CARD]", "[ID]", "[IBAN]")), before
-        assert not str(before).startswith(("Click at", "click[", "Scroll", "CLICK [")), before
+        assert any(p in str(after) for p in ("[EMAIL]", "[PHONE]", "[SECRET]", "[CARD]", "[ID]", "[IBAN]", "[ADDRESS]")), before
+        # a click changes only where it names a typed street address again ("CLICK [span] [ADDRESS]")
+        assert not str(before).startswith(("Click at", "click[", "Scroll", "CLICK [")) or (
+            str(after).startswith("CLICK [") and "[ADDRESS]" in str(after)), before
 
 
 # -- one pass of the hint automaton for many texts -----------------------------------------------------------------
@@ -626,3 +628,22 @@ def test_ids_and_bank_numbers_named_in_more_ways_are_redacted(text, value):
                                   "Open account settings"])
 def test_order_and_product_numbers_are_kept(text):
     assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("action, observation, value", [
+    ("type [31] [742 Evergreen Terrace, Springfield] [0]", "[30] StaticText 'Street address' [31] textbox ''",
+     "742 Evergreen Terrace, Springfield"),
+    ("fill('#address1','221B Baker Street')", None, "221B Baker Street"),
+    ("fill('input[name=shippingAddress]','10 Downing St')", None, "10 Downing St"),
+])
+def test_a_street_address_typed_into_an_address_field_is_redacted(action, observation, value):
+    run = Trajectory(task="Check out", steps=[{"action": action, "observation": observation},
+                                              {"action": "click('Next')", "thought": f"Entered {value}, next"}])
+    out = condense(run).model_dump_json()
+    assert value not in out and "[ADDRESS]" in out
+
+
+@pytest.mark.parametrize("action", ["fill('#city','Boston')", "fill('#address','Boston')",
+                                    "fill('#search','123 main street pizza')", "fill('#emailAddress','x1 y')"])
+def test_a_place_that_is_no_street_address_is_kept(action):
+    assert "[ADDRESS]" not in redact_trajectory(Trajectory(task="Buy", steps=[{"action": action}])).steps[0].action
