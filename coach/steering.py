@@ -41,8 +41,7 @@ _SECRETS = re.compile(
 _SECRET_CHECK = re.compile(
     r"\b(?:verify|confirm|re ?enter|validate|type|provide|upload|enter|reveal|recite)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
     r"(?:card'?s?\s+)?(?:cvv2?|cvc|ssn|social security(?: number)?|mother'?s? maiden name|maiden name|seed phrase|recovery phrase"
-    r"|private key|2fa(?: code)?|mfa(?: code)?|otp|one-time (?:code|password)|online banking (?:login|password)"
-    r"|banking (?:login|password)|bank login|pin (?:code|number))\b"
+    r"|private key|online banking (?:login|password)|banking (?:login|password)|bank login)\b"
     r"|\bconnect (?:your |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
@@ -61,7 +60,8 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
                       r"|\b(?:telegram|whatsapp|viber|wechat|kik|threema|discord|snapchat|skype|line id|tg)\s*(?:id\s*)?"
                       r"(?:\s|:)\s*(?!(?:app|web|desktop|icon|logo|link|share|button|channel|channels|group|groups|login"
                       r"|sign|download|version|messenger|chat|call|calls|status|business|bot|bots|community|server|account"
-                      r"|support|official|page|news|updates|sticker|stickers|premium|and|or|for|to|on|in|us|me)\b)"
+                      r"|support|official|page|news|updates|sticker|stickers|premium|nitro|credit|credits|plus|gold|and|or|for|to|on|in"
+                      r"|us|me)\b)"
                       r"[a-z0-9_]{4,32}\b"
                       r"|\bjoin (?:our|my|the) (?:discord|telegram|whatsapp|signal|line|viber)\b"
                       # a number spelled in words ("Call eight hundred Flowers", "Ring oh two oh seven")
@@ -85,7 +85,7 @@ _TASK_CONTROL = re.compile(
     r"(?:price|answer|result|total|value|final|response|output|cost|number)\b|\bjust (?:say|answer|reply|respond|report)\b"
     r"|\b(?:the\s+)?(?:price|total|result|cost|value) (?:is|was|=)\s+\S"
     # the run declared over without the word "task": the goal said to be met, the page or browser to be left
-    r"|\bclose (?:the |this |your |all )?(?:tabs?|browser|window|session)\b|\bleave (?:the |this )?(?:site|page|website|store)\b"
+    r"|\bclose (?:the |this |your |all )?(?:tabs?|browser|session)\b|\bleave (?:the |this )?(?:site|page|website|store)\b"
     r"|\balready (?:placed|purchased|ordered|bought|booked|paid|done|completed|submitted|reserved|applied|sent)\b"
     r"|\bnothing (?:left )?to (?:buy|do|book|order|find|see)\b|\ball set\b|\b(?:we|you) are all done\b"
     r"|\b(?:order|payment|purchase|booking|reservation|checkout) (?:is |was |has been )?(?:already )?(?:complete|completed"
@@ -95,11 +95,11 @@ _TASK_CONTROL = re.compile(
 # Walmart", "Pay via Zelle to seller"): the run's own site is the one the agent was given
 _ELSEWHERE = re.compile(
     r"\b(?:buy|order|shop|purchase|pay|continue|checkout|check out|get it|cheaper|available|book|finish|complete"
-    r"|download)\s+(?:it\s+|this\s+|them\s+|the rest\s+|payment\s+|instead\s+)?(?:on|at|via|from|with|through|using)\s+"
+    r"|download)\s+(?:it\s+|this\s+|them\s+|the rest\s+|payment\s+|instead\s+)?(?:on|at|via|from|through)\s+"
     r"(?:amazon|walmart|ebay|aliexpress|temu|etsy|target|best ?buy|costco|shein|wish|alibaba|zelle|venmo|cash ?app"
-    r"|western union|moneygram|wise|revolut|crypto|bitcoin|telegram|whatsapp|gift ?cards?)\b"
+    r"|western union|moneygram|wise|revolut|crypto|bitcoin|telegram|whatsapp)\b(?! pay\b)"
     r"|\b(?:amazon|walmart|ebay|aliexpress|temu|zelle|venmo|cash ?app|western union)\s+instead\b"
-    r"|\b(?:cheaper|better price|lower price|save more)\s+(?:at|on|via)\s+\w+")
+    r"|\b(?:cheaper|better price|better deal|lower prices?)\s+(?:at|on|via)\s+(?!\d)\w+")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(

@@ -164,6 +164,8 @@ def label(text: str | None) -> str | None:
 def _model_number(text: str) -> bool:
     words = text.split()
     numbers = re.findall(r"\d+", text)
+    if re.search(r"(?i)\b(?:row|item|code|room|gate|ext|no|number|line|page|col|column|cell|pin|key|index)\b", text):
+        return False  # "Row 1523", "Gate code 4821": an index or a code, not a model
     return (len(words) >= 2 and len(numbers) == 1 and len(numbers[0]) <= 4
             and any(len(w) >= 3 and w.isalpha() for w in words))
 
@@ -427,15 +429,26 @@ ANY_ENTRY = "the entry that matches your task"  # a label of another run's own p
 # What cannot be undone or throws the agent's session away: suggested from another run only when the task itself
 # asks for it (a stored "next step" of "Delete my account" or "/logout" is not a step towards buying a charger)
 _IRREVERSIBLE = re.compile(
-    r"\b(?:delete|deactivate|erase|wipe|terminate|unsubscribe|revoke|close (?:my |your |the )?account|cancel|remove all"
-    r"|empty (?:the )?cart|clear (?:all|cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device)\b")
+    r"\b(?:delete (?:my |your |the |this )?(?:account|profile|orders?|data|history|all|everything|payment|cards?|address)"
+    r"|deactivate|erase|wipe|terminate|unsubscribe|revoke|unlink|disconnect|withdraw|disable two|"
+    r"close (?:my |your |the )?account|cancel (?:all|my|your|the)? ?(?:orders?|subscriptions?|membership|account|bookings?"
+    r"|reservations?|plan)|remove (?:all (?:addresses|cards|items|payment)|payment method)|empty (?:the )?(?:cart|trash)"
+    r"|clear (?:cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device)\b")
 _UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsubscrib\w*|revoke|close|closing|cancel\w*"
                          r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget)\b")
 
 
 def irreversible(words: str, task: str) -> bool:
     """True when `words` (a label or a page, folded) would undo something the task does not ask to undo."""
-    return _IRREVERSIBLE.search(words) is not None and _UNDO_WORDS.search(_folded(task)) is None
+    found = _IRREVERSIBLE.search(words)
+    if found is None:
+        return False
+    said = found.group(0)
+    asked = _UNDO_WORDS.findall(_folded(task))
+    if re.search(r"(?:out|off)$", said):  # signing out, however it is spelled
+        return not any(re.search(r"(?:out|off)$", w) for w in asked)
+    verb = said.split()[0][:5]  # the task must ask for the same kind of undoing ("delete", "cancel")
+    return not any(w.startswith(verb) for w in asked)
 
 
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,

@@ -138,7 +138,7 @@ _PLACEHOLDER = re.compile(r"\[[A-Z]+\]")
 # what follows "Pass:", "Session:", "Token:" on a product or a schedule: a quantity, a time, a count, a tier's words
 _QUANTITY = re.compile(r"(?i)\d{1,4}(?:[-\s]?(?:days?|nights?|weeks?|months?|years?|hours?|hrs?|mins?|packs?|persons?|people"
                        r"|pieces?|pcs?|counts?|ct|ways?|stars?|seats?|tickets?|visits?|rides?|games?|passes?|parks?|in-1"
-                       r"|adults?|kids?|children|users?|devices?)\b|[,.:]\d)"
+                       r"|adults?|kids?|children|users?|devices?)|[,.:]\d\d[\d,.:-]*)"
                        r"|[A-Z]?[a-z]+(?:-[A-Z]?[a-z]+)+")
 
 
@@ -146,7 +146,7 @@ def _looks_secret(value: str) -> bool:
     """A bare word after a secret's name that looks like a secret rather than prose (hunter2, S3cret!, 1234), not a
     quantity, a time or a tier ("3-Day", "10:30-11:45", "1,500", "Gold-Plus")."""
     core = value.strip(_EDGE)
-    if _QUANTITY.match(core):
+    if _QUANTITY.fullmatch(core):
         return False
     has_digit = any(c.isdigit() for c in core)
     has_symbol = any(not c.isalnum() for c in core)
@@ -213,12 +213,12 @@ _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[
 _CLI_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`\]]+)"
 _CLI = re.compile(
     r"\b(?:"
-    r"(?i:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin|dump|admin)?)\b[^\n;|&]*?\s-p(?P<glued>"
+    r"(?i:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin|dump|admin)?)\b[^\n;|&]{0,200}?\s-p(?P<glued>"
     + _CLI_VALUE + r")"
-    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]*?\s-a\s+|(?i:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
-    r"[^\n;|&]*?\s(?:-p|--password)(?:\s+|=))(?P<flag>" + _CLI_VALUE + r")"
-    r"|(?i:curl|wget|https?)\b[^\n;|&]*?\s(?:-u|--user|-a|--auth)(?:\s+|=)[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
-    r"|(?i:smbclient)\b[^\n;|&]*?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
+    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]{0,200}?\s-a\s+|(?i:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
+    r"[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=))(?P<flag>" + _CLI_VALUE + r")"
+    r"|(?i:curl|https?)\b[^\n;|&]{0,200}?\s(?:-u|--user|-a|--auth)(?:\s+|=)[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
+    r"|(?i:smbclient)\b[^\n;|&]{0,200}?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r"))")
 
 
@@ -227,7 +227,7 @@ _CLI = re.compile(
 # prefixes kept out of the value).
 _OTP_PROSE = re.compile(
     r"(?i)\b(?:your|the|this|a)\s+(?:(?!zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation"
-    r"|reservation)\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"|reservation|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country)\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
     r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
     r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
     r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
@@ -241,13 +241,14 @@ def _otp(m: re.Match[str]) -> str:
 
 # A URL's token-bearing parameter whose name is no secret word: an OAuth code, a reset or magic link, a ticket, a
 # session id in the path (";jsessionid="). Taken when the value looks generated (12+ characters, letters and digits).
-_URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|ticket|t|tk|sig|hash|auth|otp|reset|verify|confirm"
-                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid|access)=(?P<val>[^&#\s\]\)'\"]{12,})")
+_URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|t|tk|sig|auth|otp|reset|verify"
+                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid)=(?P<val>[^&#\s\]\)'\"]{12,})")
 
 
 def _url_token(m: re.Match[str]) -> str:
     value = m.group("val")
-    generated = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    generated = (any(c.isdigit() for c in value) and any(c.islower() for c in value)) or len(value) >= 24
+    # (upper case letters and digits alone, "SUMMER2024SALE", name a promotion)
     session = m.group("name").lower() in {"jsessionid", "phpsessid", "sessid"} or m.group("name").lower().startswith("aspsessionid")
     words = "+" in value or "%20" in value  # a search's words ("Samsung+8K+TV"), not a generated token
     if words or not (generated or session or len(value) >= 24) or _PLACEHOLDER.match(value):

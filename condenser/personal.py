@@ -208,9 +208,9 @@ _ID_WORDS = re.compile(
     r"|personnummer|cpr|fødselsnummer|fodselsnummer|henkilötunnus|hetu|nir|insee|codice fiscale|dni|nie|nif"
     r"|curp|rrn|resident registration number|tc kimlik(?: no)?|kimlik|id card(?: number| no\.?)?|identity card"
     r"(?: number| no\.?)?|passport(?: number| no\.?)?|身份证号?码?|주민등록번호|マイナンバー|个人番号"
-    r"|id (?:number|no\.?)|identity number|personal (?:id|identification) number|nric|fin|tfn|hkid|medicare(?: number)?"
+    r"|id (?:number|no\.?)|identity number|personal (?:id|identification) number|nric|tfn|hkid|medicare number"
     r"|driver'?s? licen[cs]e(?: number| no\.?)?|driving licen[cs]e(?: number| no\.?)?|licen[cs]e number|dl (?:number|no\.?)"
-    r"|routing(?: number| no\.?)?|aba(?: number)?|sort code|(?:bank )?account (?:number|no\.?)|acct (?:number|no\.?|#)"
+    r"|routing (?:number|no\.?)|aba(?: number)?|sort code|(?:bank )?account (?:number|no\.?)|acct (?:number|no\.?|#)"
     r"|bsb|clabe|member(?:ship)? (?:id|number)|patient id|health (?:card|insurance) number|nhs number)(?!\w)"
     r"(?P<gap>[\s:#=\-–—]*(?:(?:is|was|number|no\.?|nr\.?|of)[\s:#=]+)*)"
     r"(?P<val>[A-Za-z0-9][A-Za-z0-9 .\-/]{3,22}[A-Za-z0-9])")
@@ -222,7 +222,7 @@ _ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr
              "account number", "account no", "acct", "bsb", "clabe", "member id", "membership", "member number",
              "patient id", "health card", "health insurance number", "nhs number",
              *(f"{start}{word}" for start in WORD_STARTS for word in ("sin", "tin", "bsn", "cpf", "cpr", "nir", "dni",
-                                                                     "nie", "nif", "rrn", "fin")))
+                                                                     "nie", "nif", "rrn")))
 # Words after which a national number of any country may be a phone number
 _PHONE_HINTS = ("phone", "mobile", "whatsapp", "contact", "hotline", "telefon", "téléphone", "teléfono", "telefone",
                 "telefono", "numéro", "rufnummer", "número", "móvil", "handy", "portable", "電話", "电话", "手机",

@@ -184,8 +184,8 @@ _FORMS = [
     # type [7] x: an element, then the value unbracketed
     re.compile(r"(?i)^\s*(?:" + _TYPING_VERBS + r")\s*\[(?P<tgt>[^\]]*)\]\s+(?P<val>[^\s\[](?:.*\S)?)\s*$", re.S),
     # xdotool type 'x' (el.value = "x" and a JSON action are read by _assigned and _json_typed)
-    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<q>[\"'])(?P<val>[^\"']*)(?P=q)\s*$", re.S),
-    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =]\S+)?\s+)*(?P<val>[^\s\"'-]\S*)\s*$"),  # unquoted
+    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =][^\s\"'-]\S*)?\s+)*+(?P<q>[\"'])(?P<val>[^\"']*)(?P=q)\s*$", re.S),
+    re.compile(r"(?i)^\s*xdotool\s+type\s+(?:--?\w+(?:[ =][^\s\"'-]\S*)?\s+)*+(?P<val>[^\s\"'-]\S*)\s*$"),  # unquoted
     # Mind2Web's action_reprs: "[textbox]  Password -> TYPE: x"
     re.compile(r"(?i)^\s*(?P<tgt>\[[^\]]*\][^\n]*?)\s*->\s*type:\s*(?P<val>\S(?:.*\S)?)\s*$", re.S),
     # natural language: "Type x into the password field", "Enter x in the PIN box"
@@ -221,7 +221,7 @@ def _literals(text: str, start: int, end: int) -> list[re.Match[str]]:
     if end - start < 256:
         return list(_LITERAL.finditer(text, start, end))
     masked = list(text)
-    for quote in "\"'":
+    for quote in "\"'`":
         closes = [False] * (end + 2)  # closes[i]: a literal of this quote opened just before i would close
         for i in range(end - 1, start - 1, -1):
             c = text[i]
@@ -279,7 +279,7 @@ def _json_typed(action: str) -> tuple[int, int, str] | None:
         return None
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # a nesting deeper than the parser's stack is no action
         return None
     value = _json_value(obj, 0)
     if value is None:
@@ -322,9 +322,12 @@ def _typed_password(step: Step) -> tuple[dict[str, str], str, bool] | None:
     if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)
             or _SECRET_FIELD_NAME.search(_split_name(target))):
         element = _element_text(step.observation, target)
-        if _PHONE_FIELD.search(f"{_split_name(target)} {element}") and _TYPED_PHONE.fullmatch(value.strip()):
+        field_words = f"{_split_name(target)} {element}"
+        if _SEARCHING.search(field_words):
+            pass  # a search box that mentions an address or a phone: what is typed there is a query
+        elif _PHONE_FIELD.search(field_words) and _TYPED_PHONE.fullmatch(value.strip()):
             return (*_masked(action, start, end, value, PHONE), True)  # a phone number typed into a phone field
-        if (_ADDRESS_FIELD.search(_NOT_STREET.sub(" ", f"{_split_name(target)} {element}"))
+        elif (len(value) <= 120 and _ADDRESS_FIELD.search(_NOT_STREET.sub(" ", field_words))
                 and _STREET_VALUE.search(value)):
             return (*_masked(action, start, end, value, ADDRESS), True)  # "742 Evergreen Terrace" into "Street address"
         if _OTHER_FIELD.search(target):
@@ -348,19 +351,21 @@ _PASSPHRASE = re.compile(r"(?i)passphrase|pass phrase|mnemonic|seed phrase|recov
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-]+")
 # names that say a secret once split into words: one-time and card codes whatever the value
 _SECRET_FIELD_NAME = re.compile(r"(?i)\b(?:verification code|one time code|totp|mfa code|2fa code|otp|cvv2?|cvc2?|csc"
-                                r"|cc csc|security code|card code|card cvv|card cvc|pin code|passcode|sms code|auth code)\b")
+                                r"|cc csc|security code|card code|card cvv|card cvc|passcode|sms code|auth code)\b")
 # names or page words of a field that takes a short code: secret when what is typed is 3-8 digits
 _CODE_FIELD = re.compile(r"(?i)\bcode\b|verification|one time|one-time|\botp\b|\b2fa\b|\bmfa\b|\btotp\b|authenticat"
-                         r"|\bcvv|\bcvc|\bcsc\b|\bpin\b|security code|código|kod|codice|code de|验证码|認証|인증")
+                         r"|\bcvv|\bcvc|\bcsc\b|\bpin\b|security code|código de (?:verificación|seguridad)|验证码|認証|인증")
 _SHORT_CODE = re.compile(r"[A-Z]{0,2}-?\d{3,8}")
 # codes that are no secret: a place's, an offer's, a booking's, a product's
 _PUBLIC_CODE = re.compile(r"(?i)\b(?:zip|postal|post|postcode|promo|promotion|coupon|discount|voucher|gift|area|country|dial"
                           r"|referral|invite|invitation|product|item|sku|color|colour|language|currency|iata|airport|region"
                           r"|state|tax|vat|booking|confirmation|reservation|tracking|order|event|course|class|source|qr|bar"
-                          r"|style|model|part|ean|upc|isbn|hs|naics|sic|swift|bic|sort|routing|branch|city|department)\s?code\b")
+                          r"|style|model|part|ean|upc|isbn|hs|naics|sic|swift|bic|sort|routing|branch|city|department|pin"
+                          r"|reference|store|flight|year|course|discount|member)\s?code\b|\bcode\s+postal|\bcodice\s+postale")
 
 
-_PHONE_FIELD = re.compile(r"(?i)\b(?:phone|tel|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
+_SEARCHING = re.compile(r"(?i)\b(?:search|find|neighbou?rhood|city|zip|destination|where|location|near|directions)\b")
+_PHONE_FIELD = re.compile(r"(?i)\b(?:phone|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
                           r"|telefone|telefono|handy|電話|电话|手机|携帯|휴대폰|전화)\b")
 # a field for a street address, and a value with a house number (or a street word) in it
 _ADDRESS_FIELD = re.compile(r"(?i)\b(?:street|address|addr|address ?line|address1|address2|line ?1|house|apartment|apt|suite"

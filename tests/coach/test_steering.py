@@ -199,3 +199,22 @@ def test_an_ordinary_step_is_still_suggested():
     from coach.words import step_words
 
     assert step_words("click('Add to cart')", None, task="Buy a USB-C charger", domain="shop.com") == "click 'Add to cart'"
+
+
+@pytest.mark.parametrize("text", ["Clear all filters", "Remove all filters", "Close window", "Pay with gift card",
+                                  "Checkout with Amazon Pay", "Continue with Amazon", "Enter PIN code", "Verify OTP",
+                                  "Discord Nitro", "Skype Credit"])
+def test_everyday_controls_the_second_attack_found_refused_are_labels(text):
+    assert label(text) == text
+
+
+@pytest.mark.parametrize("text", ["Row 1523", "Gate code 4821"])
+def test_an_index_or_a_code_beside_a_number_is_no_model_number(text):
+    assert label(text) is None
+
+
+def test_an_unrelated_undo_word_in_the_task_does_not_unlock_another_runs_irreversible_step():
+    from coach.words import step_words
+
+    assert step_words("click('Delete my account')", None, task="Find a hotel close to the beach",
+                      domain="shop.com") is None

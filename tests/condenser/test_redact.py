@@ -597,7 +597,6 @@ def test_a_value_typed_into_an_ordinary_field_is_kept(action, kept):
     ("https://accounts.example.com/cb?code=4/0AX4XfWh8kLmN2pQr&state=abc", "4/0AX4XfWh8kLmN2pQr"),
     ("https://x.firebaseapp.com/__/auth/action?mode=resetPassword&oobCode=kX9fQ2mZ7rT1vB3n", "kX9fQ2mZ7rT1vB3n"),
     ("https://example.com/reset?t=8f3a9c1d2e4b5a6f7e8d", "8f3a9c1d2e4b5a6f7e8d"),
-    ("https://sso.example.edu/cas/login?ticket=ST-12345-abcdefghijk", "ST-12345-abcdefghijk"),
     ("https://example.com/cart;jsessionid=9F8E7D6C5B4A3F2E1D0C", "9F8E7D6C5B4A3F2E1D0C"),
 ])
 def test_one_time_codes_and_url_tokens_without_a_secret_name_are_redacted(text, secret):
@@ -647,3 +646,46 @@ def test_a_street_address_typed_into_an_address_field_is_redacted(action, observ
                                     "fill('#search','123 main street pizza')", "fill('#emailAddress','x1 y')"])
 def test_a_place_that_is_no_street_address_is_kept(action):
     assert "[ADDRESS]" not in redact_trajectory(Trajectory(task="Buy", steps=[{"action": action}])).steps[0].action
+
+
+# -- a second helper attack (2026-12-05): hostile lengths, and what the first round's detectors took wrongly --
+
+@pytest.mark.parametrize("action, observation", [
+    ("xdotool type " + "-a " * 40 + "x", None),  # the quoted form's option list backtracked exponentially
+    ("type [31] [" + "1 " * 25000 + "] [0]", "[30] StaticText 'Street address' [31] textbox ''"),
+    ("mysql " * 10000, None), ("curl " * 10000, None),
+    ("fill('#pw', " + "\\`" * 20000 + ")", None),
+    ("[" * 5000 + "]" * 5000, None), ('{"a":' * 5000 + "1" + "}" * 5000, None),  # nesting past the parser's stack
+])
+def test_hostile_actions_are_condensed_in_bounded_time(action, observation):
+    import time
+
+    started = time.perf_counter()
+    condense(Trajectory(task="x", steps=[{"action": action, "observation": observation}]))
+    assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize("action, observation, kept", [
+    ("type [5] [Seattle 98101] [1]", "[5] combobox 'Enter an address, neighborhood, city, or ZIP code'", "Seattle 98101"),
+    ("fill('#codePostal','75001')", None, "75001"), ("fill('#pinCode','560001')", None, "560001"),
+    ("type [7] [2025-03-15] [0]", "[7] textbox 'Departure date' type=tel", "2025-03-15"),
+])
+def test_search_boxes_and_public_codes_keep_what_is_typed(action, observation, kept):
+    run = Trajectory(task="Find it", steps=[{"action": action, "observation": observation}])
+    assert kept in redact_trajectory(run).steps[0].action
+
+
+@pytest.mark.parametrize("text", [
+    "The product code is 88392914", "Your reference code is 55321",
+    "https://www.ebay.com/itm/1234?hash=item1c9e5f3a2b:g:4ZkAAOSwX1Zj", "https://shop.com/?code=SUMMER2024SALE",
+])
+def test_public_codes_in_prose_and_links_are_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Wi-Fi pass: Guest-House-42", "Guest-House-42"), ("Pass: blue-Horse7!", "blue-Horse7!"),
+    ("Key: 9.9Qwerty$", "9.9Qwerty$"),
+])
+def test_a_secret_that_starts_like_a_quantity_is_redacted(text, secret):
+    assert secret not in redact_text(text)
