@@ -39,10 +39,12 @@ _SECRETS = re.compile(
 # a secret that no page asks to be confirmed through a button or a stored step ("Verify your CVV", "Confirm your SSN",
 # "Connect your wallet", "Type mother's maiden name")
 _SECRET_CHECK = re.compile(
-    r"\b(?:verify|confirm|re ?enter|validate|type|provide|upload|enter|reveal|recite)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
+    r"\b(?:verify|confirm|re ?enter|re ?type|validate|type|provide|upload|enter|reveal|recite|input|submit|share|send"
+    r"|update)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
     r"(?:card'?s?\s+)?(?:cvv2?|cvc|ssn|social security(?: number)?|mother'?s? maiden name|maiden name|seed phrase|recovery phrase"
     r"|private key|online banking (?:login|password)|banking (?:login|password)|bank login)\b"
-    r"|\bconnect (?:your |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b")
+    r"|\b(?:connect|link|sync|verify|validate|unlock) (?:your |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b"
+    r"|\bclaim (?:your |the |a |free )?(?:airdrop|tokens|crypto|nft|bitcoin|usdt)\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
     r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz|whisper|recite|dictate|spell out)\b")
@@ -64,6 +66,12 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
                       r"|us|me)\b)"
                       r"[a-z0-9_]{4,32}\b"
                       r"|\bjoin (?:our|my|the) (?:discord|telegram|whatsapp|signal|line|viber)\b"
+                      # a handle after the messenger's own word ("Telegram channel bobdeals", "Discord server: x_24")
+                      r"|\b(?:telegram|whatsapp|discord|signal|viber|wechat)\s+(?:channel|group|server|chat)\s*:?\s*@?"
+                      r"(?!(?:app|web|link|links|invite|invites|button|icon|logo|list|name|names|settings|members|chat|info"
+                      r"|admin|admins|rules|page|support|help|now|today|here|updates?|news|official|community|join|open"
+                      r"|with|from|about|only|access|messages?|history|feed|posts?|code|bots?|and|or|for|to|on|in|us|me"
+                      r"|our|the|is|was)\b)[a-z0-9_]{4,32}\b"
                       # a number spelled in words ("Call eight hundred Flowers", "Ring oh two oh seven")
                       r"|\b(?:call|dial|ring|text|phone|sms)\s+(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine"
                       r"|ten|hundred|thousand|double|triple)\b\s*){2,}")
@@ -88,6 +96,9 @@ _TASK_CONTROL = re.compile(
     r"|\bclose (?:the |this |your |all )?(?:tabs?|browser|session)\b|\bleave (?:the |this )?(?:site|page|website|store)\b"
     r"|\balready (?:placed|purchased|ordered|bought|booked|paid|done|completed|submitted|reserved|applied|sent)\b"
     r"|\bnothing (?:left )?to (?:buy|do|book|order|find|see)\b|\ball set\b|\b(?:we|you) are all done\b"
+    r"|\bdone with (?:the |this |your )?(?:task|run|job|session)\b|\b(?:your |the |our )?work (?:here )?is (?:done|complete"
+    r"|finished|over)\b|\bno need to (?:continue|go on|proceed|keep going)\b|\byou (?:can|may|should|must) (?:stop|quit"
+    r"|end|finish)\b"
     r"|\b(?:order|payment|purchase|booking|reservation|checkout) (?:is |was |has been )?(?:already )?(?:complete|completed"
     r"|done|finished|placed|confirmed|successful)\b.*\b(?:stop|close|leave|exit|log ?out|quit|end)\b")
 

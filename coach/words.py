@@ -15,6 +15,7 @@ look-alikes and split words are seen as what they spell.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from urllib.parse import urlsplit
@@ -119,8 +120,12 @@ def instruction_like(text: str) -> bool:
                 or re.search(r"[<>\[\]{}|`]", t))
 
 
+@functools.lru_cache(maxsize=16384)
 def label(text: str | None) -> str | None:
     """A visible element label fit to quote to the agent, or None.
+
+    Remembered by text (a pure function of it): the neighbours of a fleet's runs are the same stored runs again and
+    again, and each coaching call reads the labels of every step of every neighbour's plan.
 
     At most 5 words / 40 characters of one script, no markup, colon, host, address, id or selector, nothing
     that spells an instruction or a role once look-alikes are folded and splits are undone.
@@ -433,9 +438,13 @@ _IRREVERSIBLE = re.compile(
     r"|deactivate|erase|wipe|terminate|unsubscribe|revoke|unlink|disconnect|withdraw|disable two|"
     r"close (?:my |your |the )?account|cancel (?:all|my|your|the)? ?(?:orders?|subscriptions?|membership|account|bookings?"
     r"|reservations?|plan)|remove (?:all (?:addresses|cards|items|payment)|payment method)|empty (?:the )?(?:cart|trash)"
-    r"|clear (?:cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device)\b")
+    r"|clear (?:cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device"
+    r"|reset (?:my |your |the |all )?(?:password|account|settings|preferences|data|device|progress)|factory reset"
+    r"|discard(?: all| my| your| the)?(?: changes| draft| edits| order| cart| items)?|deregister|unregister|unenroll"
+    r"|opt ?out|remove (?:my |your |the )?account|leave (?:the |this )?(?:group|team|organization|workspace))\b")
 _UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsubscrib\w*|revoke|close|closing|cancel\w*"
-                         r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget)\b")
+                         r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget"
+                         r"|reset\w*|factory|discard\w*|deregist\w*|unregist\w*|unenroll\w*|opt ?out|leav\w*)\b")
 
 
 def irreversible(words: str, task: str) -> bool:

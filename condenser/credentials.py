@@ -97,7 +97,18 @@ HINTS = {
     "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
             " to reset", " to complete", " for sign", " for log"),
     "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
-            "podman login", "http ", "https "),
+            "podman login", "http ", "https ", "mongo", "ldap", "lftp", "sqlcmd", "osql", "isql", "keytool",
+            "jarsigner", *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ",
+                                                                                  "unrar ", "bcp "))),
+    "env": ("password=", "passwd=", "pwd=", "pass=", "secret=", "token=", "apikey=", "auth="),
+    "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "doğrulama", "dogrulama", "onay", "verificatiecode",
+                 "bevestigingscode", "bekräftelsekod", "verifieringskod", "engangskode", "vahvistuskoodi",
+                 "bestätigungscode", "sicherheitscode", "verifizierungscode", "einmalcode", "anmeldecode", "zugangscode",
+                 "authentifizierungscode", "code de", "votre code", "ton code", "ihr code", "dein code", "uw code",
+                 "je code"),
+    "url_path": tuple(f"/{word}" for word in ("reset", "password", "verify", "confirm", "activat", "magic", "invit",
+                                               "login-token", "login_token", "auth-token", "auth_token", "token/",
+                                               "unlock", "passwordless", "email/verify")),
 }
 
 
@@ -219,30 +230,82 @@ _CLI = re.compile(
     r"[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=))(?P<flag>" + _CLI_VALUE + r")"
     r"|(?i:curl|https?)\b[^\n;|&]{0,200}?\s(?:-u|--user|-a|--auth)(?:\s+|=)[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
     r"|(?i:smbclient)\b[^\n;|&]{0,200}?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
-    r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r"))")
+    r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r")"
+    # mongosh -p x, ldapsearch -w x, lftp -u bob,x, sqlcmd -P x, zip -P x, 7z -px, keytool -storepass x
+    r"|(?:(?i:mongosh?|mongo(?:dump|restore|export|import|stat|top|files))\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
+    r"|(?i:ldap(?:search|modify|add|delete|passwd|compare|whoami|modrdn|exop))\b[^\n;|&]{0,200}?\s-w\s+"
+    r"|(?i:sqlcmd|bcp|osql|isql)\b[^\n;|&]{0,200}?\s-P\s*|(?i:zip|unzip)\b(?!\s+codes?\b)[^\n;|&]{0,200}?\s-P\s+"
+    r"|(?i:keytool|jarsigner)\b[^\n;|&]{0,200}?\s-(?:(?:src|dest)?(?:store|key)pass|new)\s+)(?P<tool>" + _CLI_VALUE + r")"
+    r"|(?i:7z[ar]?|rar|unrar)\b[^\n;|&]{0,200}?\s-p(?P<sevenzip>" + _CLI_VALUE + r")"
+    r"|(?i:lftp)\b[^\n;|&]{0,200}?\s-u\s+[\"']?[^\s,\"']*,(?P<lftp>" + _CLI_VALUE + r"))")
+# A shell variable named for a secret with its name glued on (PGPASSWORD=x, SSHPASS=x, GITHUBTOKEN=x): written in
+# capitals, as the environment's names are; one with a separator (DB_PASSWORD=x) is a secret-named field already.
+_ENV_SECRET = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|APIKEY|AUTH)=(?P<val>"
+                         + _CLI_VALUE + r")")
 
 
 # One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your Google
 # verification code", "Use 482913 to sign in", "Enter 482913 to verify". Only a 4-8 digit code (G- and similar
 # prefixes kept out of the value).
+_PUBLIC_WORDS = (r"zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation|reservation"
+                 r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite")
 _OTP_PROSE = re.compile(
-    r"(?i)\b(?:your|the|this|a)\s+(?:(?!zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation"
-    r"|reservation|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country)\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
     r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
     r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
     r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
-    r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b")
+    r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b"
+    # "482913 is your Instagram code": a code of a named service, not a place's or an order's
+    r"|\b(?:[A-Z]{1,2}-)?(?P<e>\d{4,8})\s+is\s+your\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|pin|passcode)\b")
+# The same in other languages: a word that names a one-time code ("código de verificación", "Bestätigungscode",
+# "код подтверждения"), or "your code" ("tu código", "Ihr Code"), then a few words, "is" or a colon, and the code;
+# or the code first ("482913 es tu código de verificación").
+_OTP_NAMES = (
+    r"c[óo]digo\s+de\s+(?:verificaci[óo]n|verifica[çc][ãa]o|seguran[çc]a|seguridad|acceso|acesso|confirmaci[óo]n"
+    r"|confirma[çc][ãa]o|autenticaci[óo]n|autentica[çc][ãa]o|inicio\s+de\s+sesi[óo]n|un\s+solo\s+uso)"
+    r"|code\s+de\s+(?:v[ée]rification|confirmation|s[ée]curit[ée]|connexion|validation)"
+    r"|(?:best[äa]tigungs|sicherheits|verifizierungs|einmal|anmelde|zugangs|authentifizierungs|verificatie|bevestigings)code"
+    r"|codice\s+(?:di\s+)?(?:verifica|sicurezza|accesso|conferma|otp)|kod\s+(?:weryfikacyjny|potwierdzaj[ąa]cy|dost[ęe]pu"
+    r"|sms|jednorazowy)|(?:проверочный|одноразовый)\s+код|код\s+(?:подтверждения|проверки|доступа|из\s+смс)"
+    r"|kode\s+(?:verifikasi|otp|keamanan)|m[ãa]\s+(?:x[áa]c\s+(?:minh|nh[ậa]n)|otp|b[ảa]o\s+m[ậa]t)"
+    r"|(?:doğrulama|dogrulama|onay|güvenlik|guvenlik)\s+kod(?:u|unuz)?|bekr[äa]ftelsekod|verifieringskod|engangskode"
+    r"|vahvistuskoodi"
+    r"|(?:tu|su|seu|sua|votre|ton|ihr|dein|tuo|twój|twoj|ваш|твой|uw|je)\s+(?:c[óo]digo|code|codice|kod|код)")
+# what makes a code public in those languages: a postal code, an order's, a promotion's, a booking's, a parcel's
+_PUBLIC_WORDS_I18N = (r"(?:postal|post|pedido|promoci[óo]n|promo|descuento|producto|reserva|seguimiento|cup[óo]n|barras"
+                      r"|commande|r[ée]duction|promotionnel|suivi|bestell\w*|gutschein|rabatt\w*|sendungs\w*"
+                      r"|postleitzahl|ordine|sconto|prodotto|prenotazione|zam[óo]wienia|rabatowy|pocztowy|заказа|скидки"
+                      r"|купона|почтовый|pesanan|diskon|pos|sipari[şs]|indirim|posta|de\s+(?:pedido|promoci[óo]n"
+                      r"|descuento|producto|reserva|seguimiento|cup[óo]n|barras|commande|r[ée]duction|suivi))\b")
+_OTP_I18N = re.compile(
+    r"(?i)\b(?:" + _OTP_NAMES + r")\b(?:\s+(?!" + _PUBLIC_WORDS_I18N + r")[^\s\d:：]+){0,3}?\s*(?:\s(?:es|est|ist|lautet|è|é|to|jest|adalah|là|är|er"
+    r"|on|era|était|war)\b|[:：—])\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"|\b(?P<b>\d{4,8})\s+(?:es|est|ist|è|é|to|jest|är|er)\s+(?:" + _OTP_NAMES + r")\b")
 
 
 def _otp(m: re.Match[str]) -> str:
-    name = next(g for g in ("a", "b", "c") if m.group(g) is not None)
+    name = next(g for g in ("a", "b", "c", "e") if g in m.re.groupindex and m.group(g) is not None)
     return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
 
 
 # A URL's token-bearing parameter whose name is no secret word: an OAuth code, a reset or magic link, a ticket, a
 # session id in the path (";jsessionid="). Taken when the value looks generated (12+ characters, letters and digits).
 _URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|t|tk|sig|auth|otp|reset|verify"
-                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid)=(?P<val>[^&#\s\]\)'\"]{12,})")
+                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid|ticket|oauth_verifier"
+                        r"|invite|activation|activation_key|nonce)=(?P<val>[^&#\s\]\)'\"]{12,})")
+# The same in a link's path: /reset-password/<token>, /verify/<id>/<hash>, /magic-link/<token>
+_URL_PATH_TOKEN = re.compile(r"(?i)(?<=/)(?P<name>reset(?:[-_]?password)?|password[-_]?reset|verify(?:[-_]?email)?"
+                             r"|email/verify|confirm(?:[-_]?email)?|confirmation|activate|activation|magic(?:[-_]?link)?"
+                             r"|invite|invitation|login[-_]token|auth[-_]token|token|unlock|passwordless)/(?:\d{1,10}/)?"
+                             r"(?P<val>[A-Za-z0-9_\-.~%]{16,})")
+
+
+def _generated(value: str) -> bool:
+    """A value made by a machine rather than words: letters with digits, or long; not a slug (how-to-reset-it)."""
+    parts = [p for p in re.split(r"[-_.~]", value) if p]
+    slug = len(parts) >= 2 and all(p.isalpha() for p in parts)
+    mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
+    return not slug and (mixed or len(value) >= 24)
 
 
 def _url_token(m: re.Match[str]) -> str:
@@ -250,16 +313,36 @@ def _url_token(m: re.Match[str]) -> str:
     generated = (any(c.isdigit() for c in value) and any(c.islower() for c in value)) or len(value) >= 24
     # (upper case letters and digits alone, "SUMMER2024SALE", name a promotion)
     session = m.group("name").lower() in {"jsessionid", "phpsessid", "sessid"} or m.group("name").lower().startswith("aspsessionid")
-    words = "+" in value or "%20" in value  # a search's words ("Samsung+8K+TV"), not a generated token
+    # a search's words ("Samsung+8K+TV"), not a generated token (one with "+" in it: a piece of 12+ letters and digits)
+    words = ("+" in value or "%20" in value) and not any(
+        len(part) >= 12 and any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
+        for part in re.split(r"\+|%20", value))
     if words or not (generated or session or len(value) >= 24) or _PLACEHOLDER.match(value):
         return m.group(0)
     return m.group("name") + "=" + SECRET
 
 
+def _url_path_token(m: re.Match[str]) -> str:
+    value = m.group("val")
+    if not _generated(value) or _PLACEHOLDER.match(value):
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start()] + SECRET
+
+
+def _env_secret(m: re.Match[str]) -> str:
+    value = m.group("val")
+    if value.strip("\"'") in {"", "-"} or value.startswith("$") or _PLACEHOLDER.match(value.lstrip("\"'")):
+        return m.group(0)  # PGPASSWORD=$PW names another variable
+    return m.group(0)[: m.start("val") - m.start()] + SECRET
+
+
+_CLI_GROUPS = ("glued", "flag", "user", "smb", "htpasswd", "tool", "sevenzip", "lftp")
+
+
 def _cli(m: re.Match[str]) -> str:
-    name = next(g for g in ("glued", "flag", "user", "smb", "htpasswd") if m.group(g) is not None)
+    name = next(g for g in _CLI_GROUPS if m.group(g) is not None)
     value = m.group(name)
-    if value.strip("\"'") in {"", "-"} or _PLACEHOLDER.match(m.string, m.start(name)):
+    if value.strip("\"'") in {"", "-"} or value.startswith("-") or _PLACEHOLDER.match(m.string, m.start(name)):
         return m.group(0)  # "-p" alone asks for the password at a prompt; "--password -" reads it from stdin
     return m.group(0)[: m.start(name) - m.start()] + SECRET
 
@@ -327,10 +410,16 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
     if "=" in text and ("?" in text or ";" in text or "#" in text):
         text = _URL_TOKEN.sub(_url_token, text)
+    if wanted("url_path"):
+        text = substitute_at(text, _URL_PATH_TOKEN, _url_path_token, starts("url_path"))
     if wanted("otp"):
         text = substitute_at(text, _OTP_PROSE, _otp, starts("otp"), back=40, ahead=80)
+    if wanted("otp_i18n"):
+        text = substitute_at(text, _OTP_I18N, _otp, starts("otp_i18n"), back=40, ahead=100)
     if wanted("cli"):
         text = substitute_at(text, _CLI, _cli, starts("cli"))
+    if wanted("env"):
+        text = substitute_at(text, _ENV_SECRET, _env_secret, starts("env"), back=40, ahead=200)
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

@@ -104,9 +104,16 @@ def _spelled(m: re.Match[str]) -> str:
 
 # Hosts of mail services: "write to jane at gmail.com" is an address however plain its name, unless the word before
 # " at " is one prose puts there ("sign in at outlook.com", "an account at gmx.de")
-_MAIL_HOST = re.compile(r"(?i)(?:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|icloud|aol|proton(?:mail)?|gmx|yandex"
+_MAIL_HOST = re.compile(r"(?i)(?:(?:g(?:oogle)?mail|yahoo|ymail|outlook|hotmail|msn|icloud|aol|proton(?:mail)?|gmx|yandex"
                         r"|rambler|qq|163|126|naver|hanmail|zoho|fastmail|tutanota|libero|laposte|wanadoo|t-online"
-                        r"|rediffmail|seznam)\.[a-z]{2,}(?:\.[a-z]{2})?$")
+                        r"|rediffmail|seznam)\.[a-z]{2,}(?:\.[a-z]{2})?"
+                        # services known by their whole host
+                        r"|(?:mail|bk|list|inbox|internet)\.ru|(?:web|freenet|posteo|arcor)\.de|mailbox\.org"
+                        r"|(?:comcast|verizon|att|sbcglobal|bellsouth|cox|charter|earthlink|optonline|juno|yeah|daum"
+                        r"|ukr)\.net|(?:me|mac|juno|rocketmail|btinternet|sky|virginmedia|rogers|sohu|foxmail|mail|email"
+                        r"|hushmail|hey)\.com|(?:orange|free|sfr)\.fr|shaw\.ca|sympatico\.ca|bigpond\.(?:com|net\.au)"
+                        r"|optusnet\.com\.au|xtra\.co\.nz|pm\.me|sina\.(?:com|cn)|(?:virgilio|alice|tiscali)\.it"
+                        r"|(?:terra|uol|bol)\.com\.br|abv\.bg|(?:wp|o2|interia|onet)\.pl|(?:centrum|email)\.cz)$")
 _PROSE_BEFORE_AT = frozenset(
     "in up on out me us it him her them you we they is are was were be been am here there now only also and or "
     "sign signed signing log logged logging login logon account accounts email e-mail mail inbox page site address "
@@ -211,7 +218,10 @@ _ID_WORDS = re.compile(
     r"|id (?:number|no\.?)|identity number|personal (?:id|identification) number|nric|tfn|hkid|medicare number"
     r"|driver'?s? licen[cs]e(?: number| no\.?)?|driving licen[cs]e(?: number| no\.?)?|licen[cs]e number|dl (?:number|no\.?)"
     r"|routing (?:number|no\.?)|aba(?: number)?|sort code|(?:bank )?account (?:number|no\.?)|acct (?:number|no\.?|#)"
-    r"|bsb|clabe|member(?:ship)? (?:id|number)|patient id|health (?:card|insurance) number|nhs number)(?!\w)"
+    r"|bsb|clabe|member(?:ship)? (?:id|number)|patient id|health (?:card|insurance) number|nhs number"
+    r"|nik|ktp|инн|снилс|cnic|rut|cuit|cuil|bvn|emirates id|iqama(?: number)?|voter id|ppsn|pps number|ird number"
+    r"|tax file number|employer identification number|c[ée]dula(?: de identidad)?|n[úu]mero de identificaci[óo]n"
+    r"|carte d'identit[ée]|sozialversicherungsnummer|num[ée]ro de s[ée]curit[ée] sociale|номер паспорта|паспорт)(?!\w)"
     r"(?P<gap>[\s:#=\-–—]*(?:(?:is|was|number|no\.?|nr\.?|of)[\s:#=]+)*)"
     r"(?P<val>[A-Za-z0-9][A-Za-z0-9 .\-/]{3,22}[A-Za-z0-9])")
 _ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr", "identifik", "ausweis",
@@ -220,9 +230,13 @@ _ID_HINTS = ("ssn", "social", "itin", "national", "nino", "tax", "steuer", "idnr
              "マイナンバー", "个人番号", "id number", "id no", "identity number", "identification number", "nric", "tfn",
              "hkid", "medicare", "licence", "license", "dl number", "dl no", "routing", "aba", "sort code",
              "account number", "account no", "acct", "bsb", "clabe", "member id", "membership", "member number",
-             "patient id", "health card", "health insurance number", "nhs number",
+             "patient id", "health card", "health insurance number", "nhs number", "инн", "снилс", "cnic", "cuit",
+             "cuil", "emirates id", "iqama", "voter id", "ppsn", "pps number", "ird number", "tax file number",
+             "employer identification", "cédula", "cedula", "identificación", "identificacion", "carte d'identit",
+             "sozialversicherungsnummer", "sécurité sociale", "securite sociale", "паспорт",
              *(f"{start}{word}" for start in WORD_STARTS for word in ("sin", "tin", "bsn", "cpf", "cpr", "nir", "dni",
-                                                                     "nie", "nif", "rrn")))
+                                                                     "nie", "nif", "rrn", "nik", "ktp", "rut",
+                                                                     "bvn")))
 # Words after which a national number of any country may be a phone number
 _PHONE_HINTS = ("phone", "mobile", "whatsapp", "contact", "hotline", "telefon", "téléphone", "teléfono", "telefone",
                 "telefono", "numéro", "rufnummer", "número", "móvil", "handy", "portable", "電話", "电话", "手机",

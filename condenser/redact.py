@@ -366,13 +366,17 @@ _PUBLIC_CODE = re.compile(r"(?i)\b(?:zip|postal|post|postcode|promo|promotion|co
 
 _SEARCHING = re.compile(r"(?i)\b(?:search|find|neighbou?rhood|city|zip|destination|where|location|near|directions)\b")
 _PHONE_FIELD = re.compile(r"(?i)\b(?:phone|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
-                          r"|telefone|telefono|handy|電話|电话|手机|携帯|휴대폰|전화)\b")
+                          r"|telefone|telefono|handy|mobil|telefoon|телефон)(?:nummer|number|num|no|nr)?\b"
+                          r"|\b(?:rufnummer|numéro de (?:téléphone|portable)|número de (?:teléfono|celular|móvil|telefone))"
+                          r"|電話|电话|手机|手機|携帯|휴대폰|전화")
 # a field for a street address, and a value with a house number (or a street word) in it
-_ADDRESS_FIELD = re.compile(r"(?i)\b(?:street|address|addr|address ?line|address1|address2|line ?1|house|apartment|apt|suite"
-                            r"|straße|strasse|adresse|dirección|direccion|endereço|endereco|indirizzo|住所|地址|주소)\b")
+_ADDRESS_FIELD = re.compile(r"(?i)\b(?:street|address|addr|address ?line|line ?1|house|apartment|apt|suite"
+                            r"|straße|strasse|adresse|dirección|direccion|endereço|endereco|indirizzo|anschrift|hausnummer"
+                            r"|domicilio|logradouro|morada|adres|adresa|адрес|ulica)(?: ?line)? ?\d?\b|住所|地址|주소")
 _NOT_STREET = re.compile(r"(?i)\b(?:e-?mail|ip|web|url|mac|wallet|ship(?:ping)? to a|search|bitcoin|btc|eth)\s*address\b")
 _STREET_VALUE = re.compile(r"(?i)\b\d{1,6}[a-z]?\b.*\b[a-z]{3,}|\b[a-z]{3,}.*\b\d{1,6}[a-z]?\b|\b(?:street|st|avenue|ave|road|rd"
-                           r"|lane|ln|drive|dr|boulevard|blvd|way|court|ct|terrace|place|pl|straße|strasse|rue|calle|via)\b")
+                           r"|lane|ln|drive|dr|boulevard|blvd|way|court|ct|terrace|place|pl|straße|strasse|rue|calle|via)\b"
+                           r"|\d+\s*[号號番]|[路街巷弄].*\d|丁目|번지|[로길]\s*\d")  # Chinese, Japanese, Korean addresses
 _TYPED_PHONE = re.compile(r"\+?[\d\s().-]{7,20}")
 
 

@@ -498,6 +498,16 @@ def test_words_that_are_also_secret_names_stay(text):
     ("htpasswd -b .htpasswd bob Passw0rd9", "Passw0rd9"),
     ("docker login -u bob -p Dock3rPw registry.example.com", "Dock3rPw"),
     ("TYPE [textbox] mysql -uroot -ptoor]", "toor"),
+    ("mongosh mongodb://db:27017/shop -u admin -p M0ngoPw9", "M0ngoPw9"),
+    ("mongodump --username admin --password=Dump3rPw --out /tmp", "Dump3rPw"),
+    ("ldapsearch -x -D cn=admin,dc=corp -w Ld4pSecret -b dc=corp", "Ld4pSecret"),
+    ("lftp -u bob,Ftp5ecret ftp.example.com", "Ftp5ecret"),
+    ("sqlcmd -S db -U sa -P Sq1Server!", "Sq1Server!"),
+    ("zip -P Z1pLock99 backup.zip notes.txt", "Z1pLock99"),
+    ("7z a -pSevenZ1p archive.7z notes", "SevenZ1p"),
+    ("keytool -list -keystore app.jks -storepass St0rePw42", "St0rePw42"),
+    ("PGPASSWORD=Pgs3cret psql -h db -U app shop", "Pgs3cret"),
+    ("export SSHPASS='Ssh!pass77'; sshpass -e ssh bob@host", "Ssh!pass77"),
 ])
 def test_passwords_on_a_command_line_are_redacted(text, secret):
     """The flag says what the value is (mysql -p, sshpass -p, redis-cli -a, curl -u user:x...): no name needed."""
@@ -514,6 +524,10 @@ def test_passwords_on_a_command_line_are_redacted(text, secret):
     "wget https://example.com/release.tar.gz",
     "docker login -u bob registry.example.com",
     "Curl up with a good book on rainy days",
+    "mongosh -p --authenticationDatabase admin",  # -p alone: asked at a prompt
+    "unzip -p archive.zip readme.txt",  # -p writes to a pipe; unzip's password is -P
+    "PGPASSWORD=$DB_PW psql -h db",  # names another variable
+    "Zip code 94110 -P is the port",
 ])
 def test_command_lines_without_a_password_are_kept(text):
     assert redact_text(text) == text
@@ -525,6 +539,7 @@ def test_command_lines_without_a_password_are_kept(text):
     "reply to jane&#0064;example.com",
     "mail jane at gmail.com",
     "his address: bob at yahoo.co.uk.",
+    "write to jane at mail.ru", "reply to jane at web.de", "mail bob at comcast.net",
 ])
 def test_addresses_written_out_in_more_ways_are_redacted(text):
     out = redact_text(text)
@@ -572,6 +587,8 @@ _NEUTRAL = "Next I fill in the field."
     ("type [15] [4155550199] [0]", "[14] StaticText 'Phone' [15] textbox ''", _NEUTRAL, "4155550199"),
     ('input_text(index=15, text="4155550199")', "[15]<input placeholder='Phone number'>", _NEUTRAL, "4155550199"),
     ("fill('#phoneNumber','4155550199')", None, _NEUTRAL, "4155550199"),
+    ("type [15] [030 12345678] [0]", "[14] StaticText 'Telefonnummer' [15] textbox ''", _NEUTRAL, "030 12345678"),
+    ("type [9] [13812345678] [0]", "[8] StaticText '手机号码' [9] textbox ''", _NEUTRAL, "13812345678"),
 ])
 def test_a_value_typed_into_a_secret_field_is_redacted_in_more_action_shapes(action, observation, thought, secret):
     run = Trajectory(task="Sign in and check my orders", steps=[
@@ -598,6 +615,15 @@ def test_a_value_typed_into_an_ordinary_field_is_kept(action, kept):
     ("https://x.firebaseapp.com/__/auth/action?mode=resetPassword&oobCode=kX9fQ2mZ7rT1vB3n", "kX9fQ2mZ7rT1vB3n"),
     ("https://example.com/reset?t=8f3a9c1d2e4b5a6f7e8d", "8f3a9c1d2e4b5a6f7e8d"),
     ("https://example.com/cart;jsessionid=9F8E7D6C5B4A3F2E1D0C", "9F8E7D6C5B4A3F2E1D0C"),
+    ("482913 is your Instagram code", "482913"), ("Tu código de verificación es 482913", "482913"),
+    ("Ihr Bestätigungscode lautet: 482913", "482913"), ("Votre code de vérification est 482913.", "482913"),
+    ("Il tuo codice di verifica è 482913", "482913"), ("Twój kod weryfikacyjny to 482913", "482913"),
+    ("Ваш код подтверждения: 482913", "482913"), ("Kode verifikasi Anda adalah 482913", "482913"),
+    ("Doğrulama kodunuz: 482913", "482913"), ("482913 es tu código de verificación", "482913"),
+    ("https://accounts.example.com/cb?code=4/0AX4XfWh8kLmN2pQr+xY7&state=abc", "4/0AX4XfWh8kLmN2pQr"),
+    ("https://app.example.com/reset-password/f3a9c1d2e4b5a6f7e8d9", "f3a9c1d2e4b5a6f7e8d9"),
+    ("https://shop.example.com/email/verify/42/7f3a9c1d2e4b5a6f7e8d9c0b", "7f3a9c1d2e4b5a6f7e8d9c0b"),
+    ("https://sso.example.edu/cas/login?service=x&ticket=ST-12345-abcDEF98765xyz", "ST-12345-abcDEF98765xyz"),
 ])
 def test_one_time_codes_and_url_tokens_without_a_secret_name_are_redacted(text, secret):
     assert secret not in redact_text(text)
@@ -609,6 +635,8 @@ def test_one_time_codes_and_url_tokens_without_a_secret_name_are_redacted(text, 
     "Pass: Gold-Plus", "Samsung Galaxy phone case, item 8806094934", "part 800-555-0199",
     "Your zip code is 94110", "https://www.amazon.com/s?k=%24100+Google+Play+Gift+Card&crid=2YNCYJYPBJ7T7",
     "https://www.bestbuy.com/site/searchpage.jsp?st=Samsung+8K+TV",
+    "94110 is your zip code", "Tu código postal es 28013", "https://help.example.com/reset/how-to-reset-your-password",
+    "Su código de pedido es 123456", "https://www.example.com/invite/friends-and-family",
 ])
 def test_products_schedules_and_searches_are_not_taken_for_secrets(text):
     assert redact_text(text) == text
@@ -618,6 +646,9 @@ def test_products_schedules_and_searches_are_not_taken_for_secrets(text):
     ("ID number: 8001015009087", "8001015009087"), ("NRIC S1234567D", "S1234567D"), ("TFN 123 456 782", "456 782"),
     ("Driver's license number D1234567", "D1234567"), ("HKID A123456(3)", "A123456"),
     ("Routing 021000021, account number 000123456789", "000123456789"), ("Sort code 12-34-56", "12-34-56"),
+    ("NIK 3171234567890123", "3171234567890123"), ("ИНН 500100732259", "500100732259"),
+    ("СНИЛС 112-233-445 95", "112-233-445 95"), ("CNIC: 35202-1234567-1", "35202-1234567-1"),
+    ("Cédula de identidad 1712345678", "1712345678"), ("BVN 22123456789", "22123456789"),
 ])
 def test_ids_and_bank_numbers_named_in_more_ways_are_redacted(text, value):
     assert value not in redact_text(text)
@@ -634,6 +665,9 @@ def test_order_and_product_numbers_are_kept(text):
      "742 Evergreen Terrace, Springfield"),
     ("fill('#address1','221B Baker Street')", None, "221B Baker Street"),
     ("fill('input[name=shippingAddress]','10 Downing St')", None, "10 Downing St"),
+    ("fill('#addr1','742 Evergreen Terrace')", None, "742 Evergreen Terrace"),
+    ("type [31] [Hauptstraße 12, Berlin] [0]", "[30] StaticText 'Anschrift' [31] textbox ''", "Hauptstraße 12, Berlin"),
+    ("type [8] [朝阳区建国路88号] [0]", "[7] StaticText '收货地址' [8] textbox ''", "朝阳区建国路88号"),
 ])
 def test_a_street_address_typed_into_an_address_field_is_redacted(action, observation, value):
     run = Trajectory(task="Check out", steps=[{"action": action, "observation": observation},
