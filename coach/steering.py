@@ -43,8 +43,13 @@ _SECRET_CHECK = re.compile(
     r"|update)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
     r"(?:card'?s?\s+)?(?:cvv2?|cvc|ssn|social security(?: number)?|mother'?s? maiden name|maiden name|seed phrase|recovery phrase"
     r"|private key|online banking (?:login|password)|banking (?:login|password)|bank login)\b"
-    r"|\b(?:connect|link|sync|verify|validate|unlock) (?:your |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b"
-    r"|\bclaim (?:your |the |a |free )?(?:airdrop|tokens|crypto|nft|bitcoin|usdt)\b")
+    r"|\b(?:connect|link|sync|verify|validate|unlock) (?:your |ur |a |my )?(?:crypto )?wallet\b|\b(?:import|restore) (?:your |a )?wallet\b"
+    r"|\bclaim (?:your |the |a |free )?(?:\d[\d,.]*\s*)?(?:air ?drops?|tokens|crypto|nft|bitcoin|usdt|usdc|eth)\b|\bair ?drops?\b"
+    r"|\b(?:connect|link|sync|verify|validate|unlock) (?:your |ur |a |my )?(?:metamask|phantom|trust wallet|ledger|coinbase wallet)\b"
+    r"|\b(?:wallet|geldborse) (?:verbinden|verknupfen)\b|\bconectar (?:la |tu |su |a |sua )?(?:billetera|cartera|carteira)\b"
+    r"|\bconnecter (?:le |votre |ton )?portefeuille\b|\b(?:enter|type|paste|input) (?:your |the |ur )?(?:12|24|twelve|twenty four)"
+    r" (?:words|word phrase|word seed)\b|\bmnemonic\b|\bapprove (?:token )?spending\b|\bsign (?:this|the) transaction\b"
+    r"|\bmaiden name\b")
 _HANDING_OVER = re.compile(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
     r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz|whisper|recite|dictate|spell out)\b")
@@ -96,9 +101,10 @@ _TASK_CONTROL = re.compile(
     r"|\bclose (?:the |this |your |all )?(?:tabs?|browser|session)\b|\bleave (?:the |this )?(?:site|page|website|store)\b"
     r"|\balready (?:placed|purchased|ordered|bought|booked|paid|done|completed|submitted|reserved|applied|sent)\b"
     r"|\bnothing (?:left )?to (?:buy|do|book|order|find|see)\b|\ball set\b|\b(?:we|you) are all done\b"
-    r"|\bdone with (?:the |this |your )?(?:task|run|job|session)\b|\b(?:your |the |our )?work (?:here )?is (?:done|complete"
-    r"|finished|over)\b|\bno need to (?:continue|go on|proceed|keep going)\b|\byou (?:can|may|should|must) (?:stop|quit"
-    r"|end|finish)\b"
+    r"|\bdone with (?:the |this |your )?(?:task|run|job|session)\b|\b(?:your |the |our )?(?:work|job) (?:here )?is (?:done"
+    r"|complete|finished|over)\b|\bno need to (?:continue|go on|proceed|keep going)\b|\byou (?:can|may|should|must) (?:now )?"
+    r"(?:stop|quit|end|finish|rest)\b|\byou(?: are| re|re)? all done\b|\byou have (?:finished|completed|succeeded)\b"
+    r"|\bno (?:further|more) (?:action|actions|steps?|work) (?:is |are )?(?:needed|required|necessary)\b|\bstop browsing\b"
     r"|\b(?:order|payment|purchase|booking|reservation|checkout) (?:is |was |has been )?(?:already )?(?:complete|completed"
     r"|done|finished|placed|confirmed|successful)\b.*\b(?:stop|close|leave|exit|log ?out|quit|end)\b")
 
@@ -110,7 +116,12 @@ _ELSEWHERE = re.compile(
     r"(?:amazon|walmart|ebay|aliexpress|temu|etsy|target|best ?buy|costco|shein|wish|alibaba|zelle|venmo|cash ?app"
     r"|western union|moneygram|wise|revolut|crypto|bitcoin|telegram|whatsapp)\b(?! pay\b)"
     r"|\b(?:amazon|walmart|ebay|aliexpress|temu|zelle|venmo|cash ?app|western union)\s+instead\b"
-    r"|\b(?:cheaper|better price|better deal|lower prices?)\s+(?:at|on|via)\s+(?!\d)\w+")
+    r"|\b(?:cheaper|better price|better deal|lower prices?)\s+(?:at|on|via)\s+(?!\d)\w+"
+    # money sent past the site's checkout ("Pay seller directly", "Wire transfer to seller"), or the shop left
+    r"|\bpay (?:the )?(?:seller|vendor|merchant|owner) directly\b|\b(?:send|wire|transfer)\s+(?:the\s+)?(?:money\s+|funds\s+"
+    r"|payment\s+|transfer\s+)?(?:directly\s+)?to\s+(?:the\s+)?(?:seller|vendor|owner)\b"
+    r"|\b(?:buy|shop|order|pay|purchase|visit \w+)\s+(?:(?:on|at|from|in)\s+)?(?:an?other|other|a different)\s+(?:site|store|website|shop)\b"
+    r"|\b(?:shop|buy|order|purchase)\s+(?:\w+\s+)?elsewhere\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
 _ADDRESSING = re.compile(

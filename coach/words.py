@@ -441,23 +441,40 @@ _IRREVERSIBLE = re.compile(
     r"|clear (?:cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device"
     r"|reset (?:my |your |the |all )?(?:password|account|settings|preferences|data|device|progress)|factory reset"
     r"|discard(?: all| my| your| the)?(?: changes| draft| edits| order| cart| items)?|deregister|unregister|unenroll"
-    r"|opt ?out|remove (?:my |your |the )?account|leave (?:the |this )?(?:group|team|organization|workspace))\b")
+    r"|opt ?out|remove (?:my |your |the )?account|leave (?:the |this )?(?:group|team|organization|workspace)"
+    r"|delete\w*|permanently \w+|deletion|turn off (?:2fa|two|mfa)|end (?:my |your |the )?(?:membership|subscription)"
+    r"|exit (?:the |this )?group|unfollow|block (?:this )?(?:user|account|contact)|void (?:the |this )?(?:transaction|order|payment)"
+    r"|restore defaults"
+    # the same in the other languages agents meet (folded: no accents)
+    r"|(?:konto|account|profil) loschen|loschen|abmelden|ausloggen|kundigen|(?:gruppe|team) verlassen"
+    r"|eliminar(?: (?:la |mi |tu )?cuenta)?|cerrar sesion|darse de baja|cancelar (?:la |mi )?(?:suscripcion|pedido|cuenta|reserva)"
+    r"|supprimer(?: (?:le |mon |votre )?compte)?|se deconnecter|deconnexion|annuler (?:la |ma )?(?:commande|reservation|abonnement)"
+    r"|resilier|desabonner|usun(?: konto)?|wyloguj\w*|hapus(?: akun)?|keluar(?: dari)?(?: akun| grup)?"
+    r"|excluir(?: (?:a |minha )?conta)?|sair(?: do grupo| da conta)?|encerrar sessao|cancelar (?:a )?assinatura)\b")
 _UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsubscrib\w*|revoke|close|closing|cancel\w*"
                          r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget"
-                         r"|reset\w*|factory|discard\w*|deregist\w*|unregist\w*|unenroll\w*|opt ?out|leav\w*)\b")
+                         r"|reset\w*|factory|discard\w*|deregist\w*|unregist\w*|unenroll\w*|opt ?out|leav\w*"
+                         r"|permanently|turn off|end|exit|unfollow|block|void|restore"
+                         r"|losch\w*|abmeld\w*|auslogg\w*|kundig\w*|verlass\w*|elimin\w*|cerr\w*|darse|cancel\w*"
+                         r"|supprim\w*|deconn\w*|annul\w*|resili\w*|desabonn\w*|usun\w*|wylog\w*|hapus|keluar"
+                         r"|exclu\w*|sair|encerr\w*)\b")
+# kinds of undoing that are one kind ("Empty cart" for "Clear my cart", "Remove" for "Delete")
+_SAME_UNDOING = {"empty": "clear", "remov": "delet", "erase": "delet", "cance": "cance", "unsub": "cance", "termi": "cance"}
 
 
 def irreversible(words: str, task: str) -> bool:
     """True when `words` (a label or a page, folded) would undo something the task does not ask to undo."""
-    found = _IRREVERSIBLE.search(words)
+    found = _IRREVERSIBLE.search(re.sub(r"[-_/]+", " ", words))  # "Delete-my-account" is read as words
     if found is None:
         return False
     said = found.group(0)
     asked = _UNDO_WORDS.findall(_folded(task))
     if re.search(r"(?:out|off)$", said):  # signing out, however it is spelled
         return not any(re.search(r"(?:out|off)$", w) for w in asked)
-    verb = said.split()[0][:5]  # the task must ask for the same kind of undoing ("delete", "cancel")
-    return not any(w.startswith(verb) for w in asked)
+    undo = _UNDO_WORDS.search(said)  # the task must ask for the same kind of undoing ("delete", "cancel")
+    verb = (undo.group(0) if undo else said.split()[0])[:5]  # "konto loschen": the verb comes second
+    kind = _SAME_UNDOING.get(verb, verb)
+    return not any(w.startswith(verb) or _SAME_UNDOING.get(w[:5], w[:5]) == kind for w in asked)
 
 
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,

@@ -97,18 +97,22 @@ HINTS = {
     "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
             " to reset", " to complete", " for sign", " for log"),
     "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
-            "podman login", "http ", "https ", "mongo", "ldap", "lftp", "sqlcmd", "osql", "isql", "keytool",
-            "jarsigner", *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ",
+            "podman login", "http ", "https ", "mongo", "ldap", "lftp", "sqlcmd", "osql", "isql", "rdesktop",
+            "freerdp", "xfreerdp", "wlfreerdp", "az login", "az acr login", "helm registry", "oras login", *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ",
                                                                                   "unrar ", "bcp "))),
+    "store_pass": ("storepass", "keypass"),
+    "echoed": ("password-stdin", "chpasswd"),
     "env": ("password=", "passwd=", "pwd=", "pass=", "secret=", "token=", "apikey=", "auth="),
-    "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "doğrulama", "dogrulama", "onay", "verificatiecode",
+    "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "ma xac", "einmalpasswort", "bestaetigungscode",
+                 "验证码", "驗證碼", "校验码", "动态码", "認証コード", "確認コード", "인증번호", "인증 번호", "doğrulama", "dogrulama", "onay", "verificatiecode",
                  "bevestigingscode", "bekräftelsekod", "verifieringskod", "engangskode", "vahvistuskoodi",
                  "bestätigungscode", "sicherheitscode", "verifizierungscode", "einmalcode", "anmeldecode", "zugangscode",
                  "authentifizierungscode", "code de", "votre code", "ton code", "ihr code", "dein code", "uw code",
                  "je code"),
     "url_path": tuple(f"/{word}" for word in ("reset", "password", "verify", "confirm", "activat", "magic", "invit",
-                                               "login-token", "login_token", "auth-token", "auth_token", "token/",
-                                               "unlock", "passwordless", "email/verify")),
+                                               "login", "auth-token", "auth_token", "token/", "unlock", "passwordless",
+                                               "email/verify", "set-password", "set_password", "new-password",
+                                               "change-password", "recover")),
 }
 
 
@@ -226,22 +230,28 @@ _CLI = re.compile(
     r"\b(?:"
     r"(?i:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin|dump|admin)?)\b[^\n;|&]{0,200}?\s-p(?P<glued>"
     + _CLI_VALUE + r")"
-    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]{0,200}?\s-a\s+|(?i:docker|podman|helm|oras)\s+(?:registry\s+)?login\b"
-    r"[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=))(?P<flag>" + _CLI_VALUE + r")"
-    r"|(?i:curl|https?)\b[^\n;|&]{0,200}?\s(?:-u|--user|-a|--auth)(?:\s+|=)[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
+    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]{0,200}?\s(?:-a\s+|--pass(?:\s+|=))"
+    r"|(?i:docker|podman|helm|oras|az)\s+(?:registry\s+|acr\s+)?login\b"
+    r"[^\n;|&]{0,200}?\s(?:-p\s*|--password(?:\s+|=)))(?P<flag>" + _CLI_VALUE + r")"
+    r"|(?i:curl|https?)\b[^\n;|&]{0,200}?\s(?:-u\s*|--user(?:\s+|=)|-a\s+|--auth(?:\s+|=))[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
     r"|(?i:smbclient)\b[^\n;|&]{0,200}?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r")"
     # mongosh -p x, ldapsearch -w x, lftp -u bob,x, sqlcmd -P x, zip -P x, 7z -px, keytool -storepass x
-    r"|(?:(?i:mongosh?|mongo(?:dump|restore|export|import|stat|top|files))\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
-    r"|(?i:ldap(?:search|modify|add|delete|passwd|compare|whoami|modrdn|exop))\b[^\n;|&]{0,200}?\s-w\s+"
+    r"|(?:(?i:mongo(?:sh)?|mongo(?:dump|restore|export|import|stat|top|files))\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
+    r"|(?i:ldap(?:search|modify|add|delete|passwd|compare|whoami|modrdn|exop))\b[^\n;|&]{0,200}?\s-w\s*"
     r"|(?i:sqlcmd|bcp|osql|isql)\b[^\n;|&]{0,200}?\s-P\s*|(?i:zip|unzip)\b(?!\s+codes?\b)[^\n;|&]{0,200}?\s-P\s+"
-    r"|(?i:keytool|jarsigner)\b[^\n;|&]{0,200}?\s-(?:(?:src|dest)?(?:store|key)pass|new)\s+)(?P<tool>" + _CLI_VALUE + r")"
+    r"|(?i:rdesktop)\b[^\n;|&]{0,200}?\s-p\s*|(?i:x?freerdp|wlfreerdp|sdl-freerdp)\b[^\n;|&]{0,200}?\s/p:"
+    r")(?P<tool>" + _CLI_VALUE + r")"
     r"|(?i:7z[ar]?|rar|unrar)\b[^\n;|&]{0,200}?\s-p(?P<sevenzip>" + _CLI_VALUE + r")"
     r"|(?i:lftp)\b[^\n;|&]{0,200}?\s-u\s+[\"']?[^\s,\"']*,(?P<lftp>" + _CLI_VALUE + r"))")
 # A shell variable named for a secret with its name glued on (PGPASSWORD=x, SSHPASS=x, GITHUBTOKEN=x): written in
 # capitals, as the environment's names are; one with a separator (DB_PASSWORD=x) is a secret-named field already.
-_ENV_SECRET = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|APIKEY|AUTH)=(?P<val>"
-                         + _CLI_VALUE + r")")
+_ENV_SECRET = re.compile(r"(?<![\w$])(?:[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|APIKEY|AUTH)"
+                         r"|(?i:[a-z][a-z0-9]*(?:password|passwd|secret|apikey)))=(?P<val>" + _CLI_VALUE + r")")
+# keytool's and jarsigner's password flags, each of them (-storepass x -keypass y), and a password piped in
+_STORE_PASS = re.compile(r"(?<=\s)-(?:src|dest)?(?:store|key)pass\s+(?P<val>" + _CLI_VALUE + r")")
+_ECHOED = re.compile(r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<val>" + _CLI_VALUE + r")\s*\|\s*(?:sudo\s+)?(?:(?i:docker|podman|helm"
+                     r"|oras)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?--password-stdin|chpasswd)")
 
 
 # One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your Google
@@ -250,7 +260,7 @@ _ENV_SECRET = re.compile(r"(?<![\w$])[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|S
 _PUBLIC_WORDS = (r"zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation|reservation"
                  r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite")
 _OTP_PROSE = re.compile(
-    r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)\s+(?:is|was|:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)(?:\s+(?:is|was)|\s*:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)\b"
     r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
     r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
     r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
@@ -268,9 +278,10 @@ _OTP_NAMES = (
     r"|codice\s+(?:di\s+)?(?:verifica|sicurezza|accesso|conferma|otp)|kod\s+(?:weryfikacyjny|potwierdzaj[ąa]cy|dost[ęe]pu"
     r"|sms|jednorazowy)|(?:проверочный|одноразовый)\s+код|код\s+(?:подтверждения|проверки|доступа|из\s+смс)"
     r"|kode\s+(?:verifikasi|otp|keamanan)|m[ãa]\s+(?:x[áa]c\s+(?:minh|nh[ậa]n)|otp|b[ảa]o\s+m[ậa]t)"
-    r"|(?:doğrulama|dogrulama|onay|güvenlik|guvenlik)\s+kod(?:u|unuz)?|bekr[äa]ftelsekod|verifieringskod|engangskode"
-    r"|vahvistuskoodi"
-    r"|(?:tu|su|seu|sua|votre|ton|ihr|dein|tuo|twój|twoj|ваш|твой|uw|je)\s+(?:c[óo]digo|code|codice|kod|код)")
+    r"|(?:doğrulama|dogrulama|onay|güvenlik|guvenlik)\s+kod\w*|bekr[äa]ftelsekod|verifieringskod|engangskode"
+    r"|vahvistuskoodi|einmalpasswort|best[äa]e?tigungscode|mã xác thực|ma xac thuc"
+    r"|(?:tu|su|seu|sua|votre|ton|ihr|dein|tuo|twój|twoj|ваш|твой|uw|je)\s+(?:c[óo]digo|code|codice|kod|код)"
+    r"|код(?=\s*:)")
 # what makes a code public in those languages: a postal code, an order's, a promotion's, a booking's, a parcel's
 _PUBLIC_WORDS_I18N = (r"(?:postal|post|pedido|promoci[óo]n|promo|descuento|producto|reserva|seguimiento|cup[óo]n|barras"
                       r"|commande|r[ée]duction|promotionnel|suivi|bestell\w*|gutschein|rabatt\w*|sendungs\w*"
@@ -278,9 +289,12 @@ _PUBLIC_WORDS_I18N = (r"(?:postal|post|pedido|promoci[óo]n|promo|descuento|prod
                       r"|купона|почтовый|pesanan|diskon|pos|sipari[şs]|indirim|posta|de\s+(?:pedido|promoci[óo]n"
                       r"|descuento|producto|reserva|seguimiento|cup[óo]n|barras|commande|r[ée]duction|suivi))\b")
 _OTP_I18N = re.compile(
-    r"(?i)\b(?:" + _OTP_NAMES + r")\b(?:\s+(?!" + _PUBLIC_WORDS_I18N + r")[^\s\d:：]+){0,3}?\s*(?:\s(?:es|est|ist|lautet|è|é|to|jest|adalah|là|är|er"
-    r"|on|era|était|war)\b|[:：—])\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
-    r"|\b(?P<b>\d{4,8})\s+(?:es|est|ist|è|é|to|jest|är|er)\s+(?:" + _OTP_NAMES + r")\b")
+    r"(?i)\b(?:" + _OTP_NAMES + r")(?:\s+(?!" + _PUBLIC_WORDS_I18N + r")[^\s\d:：]+){0,3}?\s*(?:\s(?:es|est|ist|lautet|è|é|to|jest|adalah|là|är|er"
+    r"|on|era|était|war|is)\b|[:：—]|(?=\s\d))\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"|\b(?P<b>\d{4,8})\s+(?:(?:es|est|ist|è|é|to|jest|är|er|adalah|là|is)\s+|[—–-]\s+)?(?:your\s+|ваш\s+)?(?:"
+    + _OTP_NAMES + r")"
+    # Chinese, Japanese, Korean: the name, a particle or none, the code ("验证码是482913", "【淘宝】验证码482913")
+    r"|(?:验证码|驗證碼|校验码|动态码|認証コード|確認コード|인증번호|인증 번호)\s*(?:是|为|為|は|는|:|：)?\s*(?P<c>\d{4,8})(?!\d)")
 
 
 def _otp(m: re.Match[str]) -> str:
@@ -294,16 +308,22 @@ _URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|t|tk|sig
                         r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid|ticket|oauth_verifier"
                         r"|invite|activation|activation_key|nonce)=(?P<val>[^&#\s\]\)'\"]{12,})")
 # The same in a link's path: /reset-password/<token>, /verify/<id>/<hash>, /magic-link/<token>
-_URL_PATH_TOKEN = re.compile(r"(?i)(?<=/)(?P<name>reset(?:[-_]?password)?|password[-_]?reset|verify(?:[-_]?email)?"
-                             r"|email/verify|confirm(?:[-_]?email)?|confirmation|activate|activation|magic(?:[-_]?link)?"
-                             r"|invite|invitation|login[-_]token|auth[-_]token|token|unlock|passwordless)/(?:\d{1,10}/)?"
+_URL_PATH_TOKEN = re.compile(r"(?i)(?<=/)(?P<name>reset(?:[-_]?password)?|password[-_]?reset|(?:set|new|change)[-_]password"
+                             r"|verify(?:[-_]?(?:email|account))?|email/verify|confirm(?:[-_]?(?:email|account))?"
+                             r"|confirmation|activate|activation|magic(?:[-_]?(?:link|login))?|invite|invitation|login[-_]token"
+                             r"|auth[-_]token|token|unlock|passwordless|recover|recovery|login)/"
+                             # an id before the token: digits, or Django's base64 user id (/reset/MQ/<token>/)
+                             r"(?:[A-Za-z0-9_-]{1,12}/(?=[A-Za-z0-9_\-.~%]{16,}))?"
                              r"(?P<val>[A-Za-z0-9_\-.~%]{16,})")
 
 
 def _generated(value: str) -> bool:
     """A value made by a machine rather than words: letters with digits, or long; not a slug (how-to-reset-it)."""
+    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
+        return False  # a public address on a chain (/token/0xdac17f...)
     parts = [p for p in re.split(r"[-_.~]", value) if p]
-    slug = len(parts) >= 2 and all(p.isalpha() for p in parts)
+    words = sum(1 for p in parts if p.isalpha() and len(p) >= 2)
+    slug = len(parts) >= 2 and words * 2 >= len(parts)  # ethereum-erc20-guide, friends-and-family-2024
     mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
     return not slug and (mixed or len(value) >= 24)
 
@@ -314,9 +334,8 @@ def _url_token(m: re.Match[str]) -> str:
     # (upper case letters and digits alone, "SUMMER2024SALE", name a promotion)
     session = m.group("name").lower() in {"jsessionid", "phpsessid", "sessid"} or m.group("name").lower().startswith("aspsessionid")
     # a search's words ("Samsung+8K+TV"), not a generated token (one with "+" in it: a piece of 12+ letters and digits)
-    words = ("+" in value or "%20" in value) and not any(
-        len(part) >= 12 and any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
-        for part in re.split(r"\+|%20", value))
+    parts = [p for p in re.split(r"\+|%20", value) if p]
+    words = ("+" in value or "%20" in value) and sum(1 for p in parts if p.isalpha() or p.isdigit()) * 2 >= len(parts)
     if words or not (generated or session or len(value) >= 24) or _PLACEHOLDER.match(value):
         return m.group(0)
     return m.group("name") + "=" + SECRET
@@ -330,10 +349,13 @@ def _url_path_token(m: re.Match[str]) -> str:
 
 
 def _env_secret(m: re.Match[str]) -> str:
+    """The match with its value ("val") replaced by [SECRET], unless the value names no secret."""
     value = m.group("val")
-    if value.strip("\"'") in {"", "-"} or value.startswith("$") or _PLACEHOLDER.match(value.lstrip("\"'")):
+    if (value.strip("\"'") in {"", "-"} or value.startswith("$") or _PLACEHOLDER.match(value.lstrip("\"'"))
+            or _PLACEHOLDER.match(m.string, m.start("val"))
+            or value.strip("\"'").casefold() in _NOT_VALUES):
         return m.group(0)  # PGPASSWORD=$PW names another variable
-    return m.group(0)[: m.start("val") - m.start()] + SECRET
+    return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group(0)[m.end("val") - m.start():]
 
 
 _CLI_GROUPS = ("glued", "flag", "user", "smb", "htpasswd", "tool", "sevenzip", "lftp")
@@ -357,6 +379,8 @@ def _after_name(m: re.Match[str]) -> str:
 def _inside_word(text: str, start: int) -> bool:
     """Whether a name at `start` continues a word (bypass, PASSPORT); a camelCase hump (userPassword) starts one."""
     prev = text[start - 1] if start else " "
+    if ord(text[start]) >= 0x2E80:  # Chinese, Japanese, Korean: no spaces between words ("您的验证码是...")
+        return False
     return prev.isalnum() and not (text[start].isupper() and (prev.islower() or prev.isdigit()))
 
 
@@ -420,6 +444,10 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _CLI, _cli, starts("cli"))
     if wanted("env"):
         text = substitute_at(text, _ENV_SECRET, _env_secret, starts("env"), back=40, ahead=200)
+    if wanted("store_pass"):
+        text = substitute_at(text, _STORE_PASS, _env_secret, starts("store_pass"), back=12, ahead=200)
+    if wanted("echoed"):
+        text = substitute_at(text, _ECHOED, _env_secret, starts("echoed"), back=300, ahead=40)
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

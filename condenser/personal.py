@@ -80,7 +80,7 @@ _DOT = r"(?:\s*[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]\s*|\s+(?:dot|DOT)\s+|-dot-|_do
 # A host label never runs over a spelled dot ("-dot-", "_dot_") where a label could follow it: one that could doubled the ways
 # to split the host at each ("x-at-a" + "-dot-1" * 20 + "-" took 2.4 s, each more one twice as long).
 _LABEL = r"[^\W_](?:(?![-_]dot[-_][^\W_])[\w\-])*"
-_SPELLED_RE = re.compile(r"(?<![\w.%+\-'])(?P<local>[\w.%+\-']+)" + _AT + r"(?P<host>" + _LABEL + r"(?:" + _DOT
+_SPELLED_RE = re.compile(r"(?<![\w.%+\-])(?P<local>[\w.%+\-][\w.%+\-']*)" + _AT + r"(?P<host>" + _LABEL + r"(?:" + _DOT
                          + _LABEL + r")*" + _DOT + r"(?P<tld>[^\W\d_]{2,}))(?![\w\-])", re.I)
 
 
@@ -91,7 +91,7 @@ def _spelled(m: re.Match[str]) -> str:
     whole = m.group(0)
     at = whole[len(m.group("local")):m.start("host") - m.start()].strip().casefold()
     spelled_dot = re.search(r"\sdot\s|[\(\[\{<]\s*(?:dot|\.)\s*[\)\]\}>]|[-_]dot[-_]", whole, re.I) is not None
-    local = m.group("local").strip(".")
+    local = m.group("local").strip(".'")
     local_like = any(c in local for c in "._+%") and any(c.isalpha() for c in local)
     if at[:1] in "([{<":  # "jane(a)example.com" glued only: "choose (a) example.com" is a list
         return EMAIL if at[1:-1].strip() != "a" or not re.search(r"\s", whole[len(m.group("local")):m.start("host") - m.start()]) else whole
@@ -135,8 +135,9 @@ def _spelled_starts(text: str, starts: list[int] | None) -> list[int] | None:
         if p and text[p - 1].isspace() and text[p:p + 3].casefold() == "at ":
             word = text[max(0, p - 65):p - 1].rsplit(None, 1)[-1:] or [""]
             after = text[p + 3:p + 40].split(None, 1)[:1] or [""]
+            # an address may stand in quotes or brackets ('jane at mail.ru', [bob at comcast.net])
             if (not any(c in word[0] for c in "._+%") and "dot" not in text[p:p + 80].casefold()
-                    and not _mail_evidence(word[0], after[0].rstrip(".,;:!?)"))):
+                    and not _mail_evidence(word[0].lstrip("'\"([{<"), after[0].rstrip(".,;:!?)]}>'\""))):
                 continue
         kept.append(p)
     return kept

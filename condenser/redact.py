@@ -325,7 +325,11 @@ def _typed_password(step: Step) -> tuple[dict[str, str], str, bool] | None:
         field_words = f"{_split_name(target)} {element}"
         if _SEARCHING.search(field_words):
             pass  # a search box that mentions an address or a phone: what is typed there is a query
-        elif _PHONE_FIELD.search(field_words) and _TYPED_PHONE.fullmatch(value.strip()):
+        elif (_ID_FIELD.search(field_words) and len(value) <= 40 and sum(c.isdigit() for c in value) >= 5
+                and not _DATE.fullmatch(value.strip())):
+            return (*_masked(action, start, end, value, NATIONAL_ID), True)  # "123-45-6789" into "Social Security Number"
+        elif (_PHONE_FIELD.search(field_words) and _TYPED_PHONE.fullmatch(value.strip())
+                and not _DATE.fullmatch(value.strip())):
             return (*_masked(action, start, end, value, PHONE), True)  # a phone number typed into a phone field
         elif (len(value) <= 120 and _ADDRESS_FIELD.search(_NOT_STREET.sub(" ", field_words))
                 and _STREET_VALUE.search(value)):
@@ -366,17 +370,27 @@ _PUBLIC_CODE = re.compile(r"(?i)\b(?:zip|postal|post|postcode|promo|promotion|co
 
 _SEARCHING = re.compile(r"(?i)\b(?:search|find|neighbou?rhood|city|zip|destination|where|location|near|directions)\b")
 _PHONE_FIELD = re.compile(r"(?i)\b(?:phone|telephone|mobile|cell|cellphone|whatsapp|sms|telefon|téléphone|teléfono"
-                          r"|telefone|telefono|handy|mobil|telefoon|телефон)(?:nummer|number|num|no|nr)?\b"
-                          r"|\b(?:rufnummer|numéro de (?:téléphone|portable)|número de (?:teléfono|celular|móvil|telefone))"
+                          r"|telefone|telefono|handy|mobil|telefoon|телефон|tel|portable|celular|móvil|movil)"
+                          r"(?:nummer|number|num|no|nr)?\b"
+                          r"|\b(?:rufnummer|numéro de (?:téléphone|portable)|número de (?:teléfono|celular|móvil|telefone)"
+                          r"|numer (?:telefonu|komórki)|nomor (?:hp|telepon|ponsel|handphone)|số điện thoại|so dien thoai"
+                          r"|номер телефона)"
                           r"|電話|电话|手机|手機|携帯|휴대폰|전화")
 # a field for a street address, and a value with a house number (or a street word) in it
 _ADDRESS_FIELD = re.compile(r"(?i)\b(?:street|address|addr|address ?line|line ?1|house|apartment|apt|suite"
                             r"|straße|strasse|adresse|dirección|direccion|endereço|endereco|indirizzo|anschrift|hausnummer"
-                            r"|domicilio|logradouro|morada|adres|adresa|адрес|ulica)(?: ?line)? ?\d?\b|住所|地址|주소")
+                            r"|domicilio|logradouro|morada|adres|adresa|адрес|ulica|alamat|địa chỉ|dia chi"
+                            r"|(?:liefer|rechnungs|versand|post|wohn)adresse)(?: ?line)? ?\d?\b|住所|地址|주소")
+# a field for an identity number: what is typed there with 5+ digits is one ("Social Security Number", "#nik")
+_ID_FIELD = re.compile(r"(?i)\b(?:ssn|social security|social insurance|national (?:id|identity|insurance)|nik|ktp|инн"
+                       r"|снилс|cnic|bvn|nin|c[ée]dula|cpf|dni|nie|aadhaar|pesel|passport|tax (?:id|number)|tin|itin"
+                       r"|sin|nino|nric|curp|rut|personnummer|bsn|codice fiscale|steuer ?id|id (?:number|no)"
+                       r"|identity (?:number|card)|identification number|driver'?s? licen[cs]e|iqama|emirates id)\b")
+_DATE = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}")
 _NOT_STREET = re.compile(r"(?i)\b(?:e-?mail|ip|web|url|mac|wallet|ship(?:ping)? to a|search|bitcoin|btc|eth)\s*address\b")
-_STREET_VALUE = re.compile(r"(?i)\b\d{1,6}[a-z]?\b.*\b[a-z]{3,}|\b[a-z]{3,}.*\b\d{1,6}[a-z]?\b|\b(?:street|st|avenue|ave|road|rd"
+_STREET_VALUE = re.compile(r"(?i)\b\d{1,6}[a-z]?\b.*\b[^\W\d_]{3,}|\b[^\W\d_]{3,}.*\b\d{1,6}[a-z]?\b|\b(?:street|st|avenue|ave|road|rd"
                            r"|lane|ln|drive|dr|boulevard|blvd|way|court|ct|terrace|place|pl|straße|strasse|rue|calle|via)\b"
-                           r"|\d+\s*[号號番]|[路街巷弄].*\d|丁目|번지|[로길]\s*\d")  # Chinese, Japanese, Korean addresses
+                           r"|\d+\s*[号號番]|[路街巷弄].*\d|[都道府県市区町村].*\d|丁目|번지|[로길]\s*\d")  # Chinese, Japanese, Korean addresses
 _TYPED_PHONE = re.compile(r"\+?[\d\s().-]{7,20}")
 
 

@@ -91,7 +91,11 @@ def substitute_at(text: str, pattern: re.Pattern[str], replace: Callable[[re.Mat
     characters before one (looked for within `ahead` characters after it). `starts` None: everywhere.
 
     With `head` (how a match begins), a match is tried only where `head` begins near the start: for a pattern that
-    may run to the end of the text, searching from every start to there was quadratic."""
+    may run to the end of the text, searching from every start to there was quadratic. Without it, hints so dense
+    that their windows would scan the text over four times make one pass over the whole text instead (95 KB of
+    "x at b." took 1 s in 13,570 windows)."""
+    if starts is not None and back and head is None and len(starts) * (back + ahead) > 4 * len(text):
+        starts = None  # windows that overlap this much (a text of hint after hint) cost more than one pass over it
     if starts is None:
         return pattern.sub(replace, text)
     out: list[str] = []

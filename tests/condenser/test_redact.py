@@ -723,3 +723,63 @@ def test_public_codes_in_prose_and_links_are_kept(text):
 ])
 def test_a_secret_that_starts_like_a_quantity_is_redacted(text, secret):
     assert secret not in redact_text(text)
+
+
+# -- a third helper attack (2026-12-05, second session): the classes added that day, with variants of its own -------
+
+@pytest.mark.parametrize("text, secret", [
+    ("keytool -list -keystore a.jks -storepass St0rePw42 -keypass Hunter2Pass", "Hunter2Pass"),
+    ("ldapadd -x -D cn=admin -wHunter2Pass", "Hunter2Pass"), ("docker login -u bob -pHunter2Pass", "Hunter2Pass"),
+    ("curl -ualice:Hunter2Pass https://x.example", "Hunter2Pass"), ("redis-cli --pass Hunter2Pass", "Hunter2Pass"),
+    ("mongo -u admin -p Hunter2Pass", "Hunter2Pass"), ("pgpassword=Hunter2Pass psql", "Hunter2Pass"),
+    ("az login -u bob -p Hunter2Pass", "Hunter2Pass"), ("xfreerdp /u:bob /p:Hunter2Pass /v:host", "Hunter2Pass"),
+    ("rdesktop -u bob -p Hunter2Pass host", "Hunter2Pass"),
+    ("echo Hunter2Pass | docker login --password-stdin -u bob", "Hunter2Pass"),
+    ("echo 'alice:Hunter2Pass' | sudo chpasswd", "Hunter2Pass"),
+    ("482913 adalah kode verifikasi Anda", "482913"), ("482913 là mã xác minh của bạn", "482913"),
+    ("482913 doğrulama kodunuzdur", "482913"), ("482913 — ваш код для входа в Telegram", "482913"),
+    ("Doğrulama kodunuz 482913", "482913"), ("Uw verificatiecode is 482913", "482913"),
+    ("Ihr Einmalpasswort ist 482913", "482913"), ("Ihr Bestaetigungscode lautet: 482913", "482913"),
+    ("Код: 482913", "482913"), ("您的验证码是482913", "482913"), ("【淘宝】验证码482913", "482913"),
+    ("Your code is 482 913", "482 913"), ("Your Uber code: 4829", "4829"),
+    ("https://x.example/accounts/reset/MQ/c4p3x1-8a2b9f3e4d5c6b7a8f9e0d1c2b3a4f5e/", "8a2b9f3e4d5c6b7a8f9e0d1c2b3a4f5e"),
+    ("https://x.example/set-password/a8b7c6d5e4f3a2b1c0d9", "a8b7c6d5e4f3a2b1c0d9"),
+    ("https://slack.example/magic-login/a8b7c6d5e4f3a2b1c0d9", "a8b7c6d5e4f3a2b1c0d9"),
+    ("https://x.example/cb?nonce=a8Bz+Qp3/kL9+mN2xY7w==", "a8Bz"),
+    ("StaticText 'jane at mail.ru'", "jane"), ("fill('#email', 'bob at comcast.net')", "bob"),
+])
+def test_the_third_attacks_misses_are_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Item 48291 — код товара", "Order 12345 - kode pos", "https://etherscan.io/token/0xdac17f958d2ee523a2206206994597c13d831ec7",
+    "https://x.example/token/ethereum-erc20-guide", "https://x.example/invite/friends-and-family-program-2024",
+    "https://github.com/login/device/code", "docker run -p 8080:80 nginx", "ssh -p 2222 bob@h", "bypass=true",
+])
+def test_the_third_attacks_ordinary_texts_are_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("action, observation, placeholder", [
+    ("type [15] [123456789] [0]", "[15] textbox 'Social Security Number'", "[ID]"),
+    ("type [15] [500100732259] [0]", "[15] textbox 'ИНН'", "[ID]"), ("fill('#bvn','22123456789')", None, "[ID]"),
+    ("fill('input[type=tel]','4155550199')", None, "[PHONE]"), ("type [8] [0612345678] [0]", "[8] textbox 'Portable'", "[PHONE]"),
+    ("type [8] [東京都千代田区千代田1-1] [0]", "[8] textbox '住所'", "[ADDRESS]"),
+    ("type [8] [ул. Ленина, д. 5] [0]", "[8] textbox 'Адрес доставки'", "[ADDRESS]"),
+    ("type [8] [Hauptstr. 5] [0]", "[8] textbox 'Lieferadresse'", "[ADDRESS]"),
+])
+def test_ids_phones_and_addresses_typed_into_their_fields_in_more_languages(action, observation, placeholder):
+    out = redact_trajectory(Trajectory(task="Sign up", steps=[{"action": action, "observation": observation}]))
+    assert placeholder in out.steps[0].action
+
+
+def test_a_text_dense_with_hints_is_read_in_one_pass():
+    """95 KB of "x at b." made 13,570 overlapping windows (1 s); one pass over the text instead."""
+    import time
+
+    for piece in ("x at b.", "ihr code ", "ваш код ", "tu código es "):
+        text = piece * (95_000 // len(piece))
+        start = time.perf_counter()
+        redact_text(text)
+        assert time.perf_counter() - start < 0.5, piece
