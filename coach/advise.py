@@ -6,7 +6,7 @@ import json
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -104,6 +104,21 @@ def _plan_sentence(plan: Plan, domain: str | None) -> str:
     return f"On {plan.site or site(domain) or 'this site'}, {who} went on to: {body}."
 
 
+def _without_repeated_step(plan: Plan | None, signals: list[Signal]) -> Plan | None:
+    """The plan without the step the agent is repeating to no effect: "You have clicked 'News' 3 times ... pick a
+    different element" and then "Try next: click 'News'" would contradict each other."""
+    repeat = next((s for s in signals if s.kind == "repeat" and s.facts.get("target")), None)
+    if plan is None or repeat is None:
+        return plan
+    said = f"{repeat.facts.get('action')} '{repeat.facts['target']}'".casefold()
+    keep = [i for i, step in enumerate(plan.steps) if step.casefold() != said]
+    if not keep:
+        return None
+    if len(keep) == len(plan.steps):
+        return plan
+    return replace(plan, steps=[plan.steps[i] for i in keep], norms=[plan.norms[i] for i in keep])
+
+
 def advise(
     run: PartialRun,
     neighbours: list[Neighbour],
@@ -155,6 +170,7 @@ def advise(
     finished = any(s.kind == "done" for s in signals)  # the agent believes it is done: no more steps to take
     if plan is not None and (finished or dead_end(run, signals, plan.url)):
         plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
+    plan = _without_repeated_step(plan, signals)
     parts = [s.message for s in signals[:2]]
     if plan is not None:
         parts.append(_plan_sentence(plan, run.domain))

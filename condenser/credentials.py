@@ -237,7 +237,7 @@ _CLI = re.compile(
     r"|(?i:smbclient)\b[^\n;|&]{0,200}?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
     r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r")"
     # mongosh -p x, ldapsearch -w x, lftp -u bob,x, sqlcmd -P x, zip -P x, 7z -px, keytool -storepass x
-    r"|(?:(?i:mongo(?:sh)?|mongo(?:dump|restore|export|import|stat|top|files))\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
+    r"|(?:(?i:mongo(?:sh|dump|restore|export|import|stat|top|files)?)\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
     r"|(?i:ldap(?:search|modify|add|delete|passwd|compare|whoami|modrdn|exop))\b[^\n;|&]{0,200}?\s-w\s*"
     r"|(?i:sqlcmd|bcp|osql|isql)\b[^\n;|&]{0,200}?\s-P\s*|(?i:zip|unzip)\b(?!\s+codes?\b)[^\n;|&]{0,200}?\s-P\s+"
     r"|(?i:rdesktop)\b[^\n;|&]{0,200}?\s-p\s*|(?i:x?freerdp|wlfreerdp|sdl-freerdp)\b[^\n;|&]{0,200}?\s/p:"
@@ -348,7 +348,7 @@ def _url_path_token(m: re.Match[str]) -> str:
     return m.group(0)[: m.start("val") - m.start()] + SECRET
 
 
-def _env_secret(m: re.Match[str]) -> str:
+def _masked_value(m: re.Match[str]) -> str:
     """The match with its value ("val") replaced by [SECRET], unless the value names no secret."""
     value = m.group("val")
     if (value.strip("\"'") in {"", "-"} or value.startswith("$") or _PLACEHOLDER.match(value.lstrip("\"'"))
@@ -443,11 +443,11 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
     if wanted("cli"):
         text = substitute_at(text, _CLI, _cli, starts("cli"))
     if wanted("env"):
-        text = substitute_at(text, _ENV_SECRET, _env_secret, starts("env"), back=40, ahead=200)
+        text = substitute_at(text, _ENV_SECRET, _masked_value, starts("env"), back=40, ahead=200)
     if wanted("store_pass"):
-        text = substitute_at(text, _STORE_PASS, _env_secret, starts("store_pass"), back=12, ahead=200)
+        text = substitute_at(text, _STORE_PASS, _masked_value, starts("store_pass"), back=12, ahead=200)
     if wanted("echoed"):
-        text = substitute_at(text, _ECHOED, _env_secret, starts("echoed"), back=300, ahead=40)
+        text = substitute_at(text, _ECHOED, _masked_value, starts("echoed"), back=300, ahead=40)
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

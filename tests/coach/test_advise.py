@@ -478,3 +478,21 @@ def test_a_one_step_plan_says_its_step_once():
     assert text.count("click 'Find a table'") == 1 and "Try next" not in text
     longer = advise(run(GOOD[:2]), [n], config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
     assert len(longer.plan) > 1 and f"Try next: {longer.plan[0]}." in render_system_message(longer).content
+
+
+def test_a_plan_never_suggests_the_step_the_agent_repeats_to_no_effect():
+    """"You have clicked 'News' 3 times ... pick a different element" then "Try next: click 'News'" contradicted
+    each other (seen on a dev run, 2026-12-05): the repeated step leaves the plan."""
+    from coach.advise import _without_repeated_step
+    from coach.plan import Plan
+    from coach.runstate import Signal
+
+    plan = Plan(steps=["click 'News'", "click 'Todays news'"], norms=["news", "todays news"], episode_id=1,
+                same_template=True)
+    repeat = Signal(kind="repeat", message="You have clicked 'News' 3 times", confidence=0.9,
+                    facts={"action": "click", "target": "News"})
+    kept = _without_repeated_step(plan, [repeat])
+    assert kept is not None and kept.steps == ["click 'Todays news'"] and kept.norms == ["todays news"]
+    only = Plan(steps=["click 'News'"], norms=["news"], episode_id=1, same_template=True)
+    assert _without_repeated_step(only, [repeat]) is None
+    assert _without_repeated_step(plan, []) is plan
