@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from condenser import command_line, one_time_codes, url_tokens
+from condenser.placeholders import NOT_VALUES, PLACEHOLDER, SECRET
 from condenser.scan import WORD_STARTS, Hits, nocase, substitute_at
-
-SECRET = "[SECRET]"
 
 _PEM = re.compile(
     r"-{4,5}\s?BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?\s?-{4,5}.*?(?:-{4,5}\s?END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?"
@@ -94,25 +94,9 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
-    "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
-            " to reset", " to complete", " for sign", " for log"),
-    "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
-            "podman login", "http ", "https ", "mongo", "ldap", "lftp", "sqlcmd", "osql", "isql", "rdesktop",
-            "freerdp", "xfreerdp", "wlfreerdp", "az login", "az acr login", "helm registry", "oras login", *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ",
-                                                                                  "unrar ", "bcp "))),
-    "store_pass": ("storepass", "keypass"),
-    "echoed": ("password-stdin", "chpasswd"),
-    "env": ("password=", "passwd=", "pwd=", "pass=", "secret=", "token=", "apikey=", "auth="),
-    "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "ma xac", "einmalpasswort", "bestaetigungscode",
-                 "验证码", "驗證碼", "校验码", "动态码", "認証コード", "確認コード", "인증번호", "인증 번호", "doğrulama", "dogrulama", "onay", "verificatiecode",
-                 "bevestigingscode", "bekräftelsekod", "verifieringskod", "engangskode", "vahvistuskoodi",
-                 "bestätigungscode", "sicherheitscode", "verifizierungscode", "einmalcode", "anmeldecode", "zugangscode",
-                 "authentifizierungscode", "code de", "votre code", "ton code", "ihr code", "dein code", "uw code",
-                 "je code"),
-    "url_path": tuple(f"/{word}" for word in ("reset", "password", "verify", "confirm", "activat", "magic", "invit",
-                                               "login", "auth-token", "auth_token", "token/", "unlock", "passwordless",
-                                               "email/verify", "set-password", "set_password", "new-password",
-                                               "change-password", "recover")),
+    **command_line.HINTS,
+    **one_time_codes.HINTS,
+    **url_tokens.HINTS,
 }
 
 
@@ -125,12 +109,6 @@ _VALUE = (r"(?P<val>\\?\"(?:[^\"\\]|\\.)*\\?\"|'[^']*'|`[^`]*`"
 # ("passwordsDE8937..." took seconds), and "token.token.token..." ran every name's suffix to the run's end
 # (quadratic). A match always ends the suffix where no part can go on, so trying the longest only loses nothing.
 _SUFFIX = r"(?:s?(?>(?:[_.\-]?[A-Z0-9][A-Za-z0-9]{0,40}|[_.\-][a-z0-9]{1,40}){0,8}))(?![a-z])"
-_NOT_VALUES = frozenset(
-    "required incorrect invalid wrong correct not too empty missing expired weak strong case needed mandatory "
-    "optional changed reset saved updated shown hidden visible masked being now also the a an at in on for to "
-    "still already different same ok okay accepted rejected valid blank short long entered typed filled set stored "
-    "sent protected encrypted secure insecure and or field box input manager page link button form banner "
-    "none null true false yes no bearer basic digest token".split())
 # One pattern: a secret's name, then how the value follows it (assigned, said, or bare), then the value. Whether
 # the name stands at a word start (or a camelCase hump) is checked after the match.
 _SECRET_FIELD = re.compile(
@@ -146,8 +124,8 @@ _SECRET_FIELD = re.compile(
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
 _BARE_WEAK = re.compile(nocase("pin|cvv2?|cvc|otp"))
+_NAMES_A_FIELD = re.compile(r"[\"'`]?\s*(?::=|=>|=|:)")  # after a bare value: it was a name with a value
 _EDGE = "()[]{}<>*.,:;!?\"'`\\"
-_PLACEHOLDER = re.compile(r"\[[A-Z]+\]")
 
 
 # what follows "Pass:", "Session:", "Token:" on a product or a schedule: a quantity, a time, a count, a tier's words
@@ -173,7 +151,7 @@ def _value_ok(value: str, strict: bool) -> bool:
     quoted = value[:1] in "\"'`" or value.startswith("\\\"")
     core = value.strip(_EDGE)
     folded = core.casefold()
-    if not core or folded in _NOT_VALUES or _PLACEHOLDER.match(value.lstrip("\"'`")) or set(core) <= set("*•·●"):
+    if not core or folded in NOT_VALUES or PLACEHOLDER.match(value.lstrip("\"'`")) or set(core) <= set("*•·●"):
         return False
     if strict:
         return _looks_secret(value) or (quoted and len(core) >= 3)
@@ -192,7 +170,7 @@ def _card_code(name: str, value: str) -> bool:
 def _mask_value(m: re.Match[str], strict: bool) -> str:
     """The match with its value replaced by [SECRET], or unchanged when the value is no secret."""
     value = m.group("val")
-    if _PLACEHOLDER.match(value.lstrip("\"'`\\")):
+    if PLACEHOLDER.match(value.lstrip("\"'`\\")):
         return m.group(0)  # redacted already
     if value[:1] not in "\"'`\\":
         if " " in value and (strict or m.group("strong") is None):
@@ -222,156 +200,9 @@ _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[
                    r"(?P<sep>\s*/\s*|:)(?P<val>[^\s]{4,64})")
 
 
-# Passwords on a command line, where the flag, not a name, says what the value is: "mysql -uroot -pS3cret",
-# "sshpass -p x ssh", "redis-cli -a x", "curl -u bob:x", "smbclient -U bob%x", "htpasswd -b file bob x",
-# "docker login -p x". The command and its flag are looked for within one command (up to ; | & or a line's end).
-_CLI_VALUE = r"(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`\]]+)"
-_CLI = re.compile(
-    r"\b(?:"
-    r"(?i:mysql(?:dump|admin|import|show|check|sh)?|mariadb(?:-dump|-admin|dump|admin)?)\b[^\n;|&]{0,200}?\s-p(?P<glued>"
-    + _CLI_VALUE + r")"
-    r"|(?:(?i:sshpass)\s+-p\s*|(?i:redis-cli)\b[^\n;|&]{0,200}?\s(?:-a\s+|--pass(?:\s+|=))"
-    r"|(?i:docker|podman|helm|oras|az)\s+(?:registry\s+|acr\s+)?login\b"
-    r"[^\n;|&]{0,200}?\s(?:-p\s*|--password(?:\s+|=)))(?P<flag>" + _CLI_VALUE + r")"
-    r"|(?i:curl|https?)\b[^\n;|&]{0,200}?\s(?:-u\s*|--user(?:\s+|=)|-a\s+|--auth(?:\s+|=))[\"']?[^\s:\"']*:(?P<user>" + _CLI_VALUE + r")"
-    r"|(?i:smbclient)\b[^\n;|&]{0,200}?\s(?:-U|--user)(?:\s+|=)[\"']?[^\s%\"']+%(?P<smb>" + _CLI_VALUE + r")"
-    r"|(?i:htpasswd)\s+-\w*b\w*\s+(?:\S+\s+){2}(?P<htpasswd>" + _CLI_VALUE + r")"
-    # mongosh -p x, ldapsearch -w x, lftp -u bob,x, sqlcmd -P x, zip -P x, 7z -px, keytool -storepass x
-    r"|(?:(?i:mongo(?:sh|dump|restore|export|import|stat|top|files)?)\b[^\n;|&]{0,200}?\s(?:-p|--password)(?:\s+|=)"
-    r"|(?i:ldap(?:search|modify|add|delete|passwd|compare|whoami|modrdn|exop))\b[^\n;|&]{0,200}?\s-w\s*"
-    r"|(?i:sqlcmd|bcp|osql|isql)\b[^\n;|&]{0,200}?\s-P\s*|(?i:zip|unzip)\b(?!\s+codes?\b)[^\n;|&]{0,200}?\s-P\s+"
-    r"|(?i:rdesktop)\b[^\n;|&]{0,200}?\s-p\s*|(?i:x?freerdp|wlfreerdp|sdl-freerdp)\b[^\n;|&]{0,200}?\s/p:"
-    r")(?P<tool>" + _CLI_VALUE + r")"
-    r"|(?i:7z[ar]?|rar|unrar)\b[^\n;|&]{0,200}?\s-p(?P<sevenzip>" + _CLI_VALUE + r")"
-    r"|(?i:lftp)\b[^\n;|&]{0,200}?\s-u\s+[\"']?[^\s,\"']*,(?P<lftp>" + _CLI_VALUE + r"))")
-# A shell variable named for a secret with its name glued on (PGPASSWORD=x, SSHPASS=x, GITHUBTOKEN=x): written in
-# capitals, as the environment's names are; one with a separator (DB_PASSWORD=x) is a secret-named field already.
-_ENV_SECRET = re.compile(r"(?<![\w$])(?:[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|APIKEY|AUTH)"
-                         r"|(?i:[a-z][a-z0-9]*(?:password|passwd|secret|apikey)))=(?P<val>" + _CLI_VALUE + r")")
-# keytool's and jarsigner's password flags, each of them (-storepass x -keypass y), and a password piped in
-_STORE_PASS = re.compile(r"(?<=\s)-(?:src|dest)?(?:store|key)pass\s+(?P<val>" + _CLI_VALUE + r")")
-_ECHOED = re.compile(r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<val>" + _CLI_VALUE + r")\s*\|\s*(?:sudo\s+)?(?:(?i:docker|podman|helm"
-                     r"|oras)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?--password-stdin|chpasswd)")
-
-
-# One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your Google
-# verification code", "Use 482913 to sign in", "Enter 482913 to verify". Only a 4-8 digit code (G- and similar
-# prefixes kept out of the value).
-_PUBLIC_WORDS = (r"zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation|reservation"
-                 r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite")
-_OTP_PROSE = re.compile(
-    r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)(?:\s+(?:is|was)|\s*:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)\b"
-    r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
-    r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
-    r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
-    r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b"
-    # "482913 is your Instagram code": a code of a named service, not a place's or an order's
-    r"|\b(?:[A-Z]{1,2}-)?(?P<e>\d{4,8})\s+is\s+your\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|pin|passcode)\b")
-# The same in other languages: a word that names a one-time code ("código de verificación", "Bestätigungscode",
-# "код подтверждения"), or "your code" ("tu código", "Ihr Code"), then a few words, "is" or a colon, and the code;
-# or the code first ("482913 es tu código de verificación").
-_OTP_NAMES = (
-    r"c[óo]digo\s+de\s+(?:verificaci[óo]n|verifica[çc][ãa]o|seguran[çc]a|seguridad|acceso|acesso|confirmaci[óo]n"
-    r"|confirma[çc][ãa]o|autenticaci[óo]n|autentica[çc][ãa]o|inicio\s+de\s+sesi[óo]n|un\s+solo\s+uso)"
-    r"|code\s+de\s+(?:v[ée]rification|confirmation|s[ée]curit[ée]|connexion|validation)"
-    r"|(?:best[äa]tigungs|sicherheits|verifizierungs|einmal|anmelde|zugangs|authentifizierungs|verificatie|bevestigings)code"
-    r"|codice\s+(?:di\s+)?(?:verifica|sicurezza|accesso|conferma|otp)|kod\s+(?:weryfikacyjny|potwierdzaj[ąa]cy|dost[ęe]pu"
-    r"|sms|jednorazowy)|(?:проверочный|одноразовый)\s+код|код\s+(?:подтверждения|проверки|доступа|из\s+смс)"
-    r"|kode\s+(?:verifikasi|otp|keamanan)|m[ãa]\s+(?:x[áa]c\s+(?:minh|nh[ậa]n)|otp|b[ảa]o\s+m[ậa]t)"
-    r"|(?:doğrulama|dogrulama|onay|güvenlik|guvenlik)\s+kod\w*|bekr[äa]ftelsekod|verifieringskod|engangskode"
-    r"|vahvistuskoodi|einmalpasswort|best[äa]e?tigungscode|mã xác thực|ma xac thuc"
-    r"|(?:tu|su|seu|sua|votre|ton|ihr|dein|tuo|twój|twoj|ваш|твой|uw|je)\s+(?:c[óo]digo|code|codice|kod|код)"
-    r"|код(?=\s*:)")
-# what makes a code public in those languages: a postal code, an order's, a promotion's, a booking's, a parcel's
-_PUBLIC_WORDS_I18N = (r"(?:postal|post|pedido|promoci[óo]n|promo|descuento|producto|reserva|seguimiento|cup[óo]n|barras"
-                      r"|commande|r[ée]duction|promotionnel|suivi|bestell\w*|gutschein|rabatt\w*|sendungs\w*"
-                      r"|postleitzahl|ordine|sconto|prodotto|prenotazione|zam[óo]wienia|rabatowy|pocztowy|заказа|скидки"
-                      r"|купона|почтовый|pesanan|diskon|pos|sipari[şs]|indirim|posta|de\s+(?:pedido|promoci[óo]n"
-                      r"|descuento|producto|reserva|seguimiento|cup[óo]n|barras|commande|r[ée]duction|suivi))\b")
-_OTP_I18N = re.compile(
-    r"(?i)\b(?:" + _OTP_NAMES + r")(?:\s+(?!" + _PUBLIC_WORDS_I18N + r")[^\s\d:：]+){0,3}?\s*(?:\s(?:es|est|ist|lautet|è|é|to|jest|adalah|là|är|er"
-    r"|on|era|était|war|is)\b|[:：—]|(?=\s\d))\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
-    r"|\b(?P<b>\d{4,8})\s+(?:(?:es|est|ist|è|é|to|jest|är|er|adalah|là|is)\s+|[—–-]\s+)?(?:your\s+|ваш\s+)?(?:"
-    + _OTP_NAMES + r")"
-    # Chinese, Japanese, Korean: the name, a particle or none, the code ("验证码是482913", "【淘宝】验证码482913")
-    r"|(?:验证码|驗證碼|校验码|动态码|認証コード|確認コード|인증번호|인증 번호)\s*(?:是|为|為|は|는|:|：)?\s*(?P<c>\d{4,8})(?!\d)")
-
-
-def _otp(m: re.Match[str]) -> str:
-    name = next(g for g in ("a", "b", "c", "e") if g in m.re.groupindex and m.group(g) is not None)
-    return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
-
-
-# A URL's token-bearing parameter whose name is no secret word: an OAuth code, a reset or magic link, a ticket, a
-# session id in the path (";jsessionid="). Taken when the value looks generated (12+ characters, letters and digits).
-_URL_TOKEN = re.compile(r"(?i)(?<=[?&;#])(?P<name>code|oobcode|oob_code|t|tk|sig|auth|otp|reset|verify"
-                        r"|magic|login_token|jwt|jsessionid|phpsessid|aspsessionid\w*|sessid|ticket|oauth_verifier"
-                        r"|invite|activation|activation_key|nonce)=(?P<val>[^&#\s\]\)'\"]{12,})")
-# The same in a link's path: /reset-password/<token>, /verify/<id>/<hash>, /magic-link/<token>
-_URL_PATH_TOKEN = re.compile(r"(?i)(?<=/)(?P<name>reset(?:[-_]?password)?|password[-_]?reset|(?:set|new|change)[-_]password"
-                             r"|verify(?:[-_]?(?:email|account))?|email/verify|confirm(?:[-_]?(?:email|account))?"
-                             r"|confirmation|activate|activation|magic(?:[-_]?(?:link|login))?|invite|invitation|login[-_]token"
-                             r"|auth[-_]token|token|unlock|passwordless|recover|recovery|login)/"
-                             # an id before the token: digits, or Django's base64 user id (/reset/MQ/<token>/)
-                             r"(?:[A-Za-z0-9_-]{1,12}/(?=[A-Za-z0-9_\-.~%]{16,}))?"
-                             r"(?P<val>[A-Za-z0-9_\-.~%]{16,})")
-
-
-def _generated(value: str) -> bool:
-    """A value made by a machine rather than words: letters with digits, or long; not a slug (how-to-reset-it)."""
-    if re.fullmatch(r"0x[0-9a-fA-F]{40}", value):
-        return False  # a public address on a chain (/token/0xdac17f...)
-    parts = [p for p in re.split(r"[-_.~]", value) if p]
-    words = sum(1 for p in parts if p.isalpha() and len(p) >= 2)
-    slug = len(parts) >= 2 and words * 2 >= len(parts)  # ethereum-erc20-guide, friends-and-family-2024
-    mixed = any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
-    return not slug and (mixed or len(value) >= 24)
-
-
-def _url_token(m: re.Match[str]) -> str:
-    value = m.group("val")
-    generated = (any(c.isdigit() for c in value) and any(c.islower() for c in value)) or len(value) >= 24
-    # (upper case letters and digits alone, "SUMMER2024SALE", name a promotion)
-    session = m.group("name").lower() in {"jsessionid", "phpsessid", "sessid"} or m.group("name").lower().startswith("aspsessionid")
-    # a search's words ("Samsung+8K+TV"), not a generated token (one with "+" in it: a piece of 12+ letters and digits)
-    parts = [p for p in re.split(r"\+|%20", value) if p]
-    words = ("+" in value or "%20" in value) and sum(1 for p in parts if p.isalpha() or p.isdigit()) * 2 >= len(parts)
-    if words or not (generated or session or len(value) >= 24) or _PLACEHOLDER.match(value):
-        return m.group(0)
-    return m.group("name") + "=" + SECRET
-
-
-def _url_path_token(m: re.Match[str]) -> str:
-    value = m.group("val")
-    if not _generated(value) or _PLACEHOLDER.match(value):
-        return m.group(0)
-    return m.group(0)[: m.start("val") - m.start()] + SECRET
-
-
-def _masked_value(m: re.Match[str]) -> str:
-    """The match with its value ("val") replaced by [SECRET], unless the value names no secret."""
-    value = m.group("val")
-    if (value.strip("\"'") in {"", "-"} or value.startswith("$") or _PLACEHOLDER.match(value.lstrip("\"'"))
-            or _PLACEHOLDER.match(m.string, m.start("val"))
-            or value.strip("\"'").casefold() in _NOT_VALUES):
-        return m.group(0)  # PGPASSWORD=$PW names another variable
-    return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group(0)[m.end("val") - m.start():]
-
-
-_CLI_GROUPS = ("glued", "flag", "user", "smb", "htpasswd", "tool", "sevenzip", "lftp")
-
-
-def _cli(m: re.Match[str]) -> str:
-    name = next(g for g in _CLI_GROUPS if m.group(g) is not None)
-    value = m.group(name)
-    if value.strip("\"'") in {"", "-"} or value.startswith("-") or _PLACEHOLDER.match(m.string, m.start(name)):
-        return m.group(0)  # "-p" alone asks for the password at a prompt; "--password -" reads it from stdin
-    return m.group(0)[: m.start(name) - m.start()] + SECRET
-
-
 def _after_name(m: re.Match[str]) -> str:
     value = m.group("val").rstrip(".,;)]}")
-    if not _looks_secret(value) or _PLACEHOLDER.match(value):
+    if not _looks_secret(value) or PLACEHOLDER.match(value):
         return m.group(0)
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 
@@ -400,6 +231,8 @@ def _secret_field(m: re.Match[str]) -> str:
         return _mask_value(m, strict=dash)
     if m.group("weak") is not None and not _BARE_WEAK.fullmatch(m.group("weak")):
         return m.group(0)
+    if _NAMES_A_FIELD.match(m.string, m.end()):
+        return m.group(0)  # '--password-stdin\n"client_secret": "x"': the word after a name names a field of its own
     return _mask_value(m, strict=True)
 
 
@@ -408,11 +241,15 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
     again with `refind` once a replacement has moved them (without it: everywhere)."""
     found = text
 
-    def starts(group: str) -> list[int] | None:
+    def starts_in(now: str, group: str) -> list[int] | None:
+        """Where `group`'s hints are in `now`, the text as a detector has it."""
         nonlocal found, hits
-        if text != found:  # the offsets are of the text before a replacement
-            found, hits = text, refind(text) if refind is not None else None
+        if now != found:  # the offsets are of the text before a replacement
+            found, hits = now, refind(now) if refind is not None else None
         return None if hits is None else hits.get(group, [])
+
+    def starts(group: str) -> list[int] | None:
+        return starts_in(text, group)
 
     def wanted(group: str) -> bool:
         return starts(group) != []
@@ -432,22 +269,9 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
-    if "=" in text and ("?" in text or ";" in text or "#" in text):
-        text = _URL_TOKEN.sub(_url_token, text)
-    if wanted("url_path"):
-        text = substitute_at(text, _URL_PATH_TOKEN, _url_path_token, starts("url_path"))
-    if wanted("otp"):
-        text = substitute_at(text, _OTP_PROSE, _otp, starts("otp"), back=40, ahead=80)
-    if wanted("otp_i18n"):
-        text = substitute_at(text, _OTP_I18N, _otp, starts("otp_i18n"), back=40, ahead=100)
-    if wanted("cli"):
-        text = substitute_at(text, _CLI, _cli, starts("cli"))
-    if wanted("env"):
-        text = substitute_at(text, _ENV_SECRET, _masked_value, starts("env"), back=40, ahead=200)
-    if wanted("store_pass"):
-        text = substitute_at(text, _STORE_PASS, _masked_value, starts("store_pass"), back=12, ahead=200)
-    if wanted("echoed"):
-        text = substitute_at(text, _ECHOED, _masked_value, starts("echoed"), back=300, ahead=40)
+    text = url_tokens.redact_url_tokens(text, starts_in)
+    text = one_time_codes.redact_one_time_codes(text, starts_in)
+    text = command_line.redact_command_lines(text, starts_in)
     if wanted("field"):
         field = starts("field")  # a name inside a word is passed over before its value is read (to the end of a
         # text of "xpw=\\"" repeated: quadratic)

@@ -5,7 +5,7 @@ before detection, so full-width digits, non-breaking spaces and hidden joiners c
 nothing is found is returned as it came (not normalized). What is looked for: values typed into password-like
 fields (and that value wherever else it occurs in the run), private keys, credentials in URLs and connection
 strings, provider keys and tokens, values of secret-named fields (`password=`, `"pwd": "…"`, "my password is …"),
-e-mail addresses, IBANs, national ids, card numbers and phone numbers (see `condenser.detectors`).
+e-mail addresses, IBANs, national ids, card numbers and phone numbers (`condenser.credentials`, `condenser.personal` and the modules they call).
 """
 
 from __future__ import annotations
@@ -19,10 +19,9 @@ from urllib.parse import quote as url_quote
 from urllib.parse import quote_plus
 
 from condenser import credentials, personal
-from condenser.credentials import SECRET
 from condenser.lookalikes import PUNCTUATION, ascii_digits, fold_mixed_words
 from condenser.models import Outcome, Step, Trajectory
-from condenser.personal import ADDRESS, CARD, EMAIL, IBAN, NATIONAL_ID, PHONE
+from condenser.placeholders import ADDRESS, CARD, EMAIL, IBAN, NATIONAL_ID, PHONE, SECRET
 from condenser.scan import Hints, literal_finder, nocase
 
 RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class

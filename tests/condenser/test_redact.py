@@ -298,6 +298,15 @@ _CREDENTIALS = [  # (text, the secret part that must not survive)
     ("postgres://app:Sup3rS3cret@db.internal/app", "Sup3rS3cret"),
     ("bot 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
     ('"client_secret": "Q9pL2mX7vR4t"', "Q9pL2mX7vR4t"),
+    # the detectors of condenser.url_tokens, one_time_codes and command_line: two of one module in a text too
+    ("https://shop.example/cb?code=Zx81AbCdEf99QrSt", "Zx81AbCdEf99QrSt"),
+    ("https://shop.example/reset-password/Qw8ErTy7UiOp6AsD5f", "Qw8ErTy7UiOp6AsD5f"),
+    ("Your verification code is 482913", "482913"),
+    ("Tu código de verificación es 739164", "739164"),
+    ("mysql -uroot -pS3cretPw9", "S3cretPw9"),
+    ("PGPASSWORD=Pg5ecretVal psql", "Pg5ecretVal"),
+    ("keytool -genkey -storepass St0rePw99", "St0rePw99"),
+    ("echo Ech0Pw77x | docker login -u bob --password-stdin", "Ech0Pw77x"),
 ]
 
 

@@ -1,0 +1,82 @@
+"""One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your
+Google verification code", "Tu código de verificación es 482913", "您的验证码是482913". Called from
+`condenser.credentials`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from condenser.placeholders import SECRET
+from condenser.scan import substitute_at
+
+# One-time codes in a message's words, with no field name before them: "Your code is 482913", "G-482913 is your Google
+# verification code", "Use 482913 to sign in", "Enter 482913 to verify". Only a 4-8 digit code (G- and similar
+# prefixes kept out of the value).
+_PUBLIC_WORDS = (r"zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation|reservation"
+                 r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite")
+_OTP_PROSE = re.compile(
+    r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)(?:\s+(?:is|was)|\s*:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)\b"
+    r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
+    r"|one-time|authentication|auth|access|2fa|mfa|otp)\s+(?:code|pin|number|password)\b"
+    r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
+    r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b"
+    # "482913 is your Instagram code": a code of a named service, not a place's or an order's
+    r"|\b(?:[A-Z]{1,2}-)?(?P<e>\d{4,8})\s+is\s+your\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|pin|passcode)\b")
+# The same in other languages: a word that names a one-time code ("código de verificación", "Bestätigungscode",
+# "код подтверждения"), or "your code" ("tu código", "Ihr Code"), then a few words, "is" or a colon, and the code;
+# or the code first ("482913 es tu código de verificación").
+_OTP_NAMES = (
+    r"c[óo]digo\s+de\s+(?:verificaci[óo]n|verifica[çc][ãa]o|seguran[çc]a|seguridad|acceso|acesso|confirmaci[óo]n"
+    r"|confirma[çc][ãa]o|autenticaci[óo]n|autentica[çc][ãa]o|inicio\s+de\s+sesi[óo]n|un\s+solo\s+uso)"
+    r"|code\s+de\s+(?:v[ée]rification|confirmation|s[ée]curit[ée]|connexion|validation)"
+    r"|(?:best[äa]tigungs|sicherheits|verifizierungs|einmal|anmelde|zugangs|authentifizierungs|verificatie|bevestigings)code"
+    r"|codice\s+(?:di\s+)?(?:verifica|sicurezza|accesso|conferma|otp)|kod\s+(?:weryfikacyjny|potwierdzaj[ąa]cy|dost[ęe]pu"
+    r"|sms|jednorazowy)|(?:проверочный|одноразовый)\s+код|код\s+(?:подтверждения|проверки|доступа|из\s+смс)"
+    r"|kode\s+(?:verifikasi|otp|keamanan)|m[ãa]\s+(?:x[áa]c\s+(?:minh|nh[ậa]n)|otp|b[ảa]o\s+m[ậa]t)"
+    r"|(?:doğrulama|dogrulama|onay|güvenlik|guvenlik)\s+kod\w*|bekr[äa]ftelsekod|verifieringskod|engangskode"
+    r"|vahvistuskoodi|einmalpasswort|best[äa]e?tigungscode|mã xác thực|ma xac thuc"
+    r"|(?:tu|su|seu|sua|votre|ton|ihr|dein|tuo|twój|twoj|ваш|твой|uw|je)\s+(?:c[óo]digo|code|codice|kod|код)"
+    r"|код(?=\s*:)")
+# what makes a code public in those languages: a postal code, an order's, a promotion's, a booking's, a parcel's
+_PUBLIC_WORDS_I18N = (r"(?:postal|post|pedido|promoci[óo]n|promo|descuento|producto|reserva|seguimiento|cup[óo]n|barras"
+                      r"|commande|r[ée]duction|promotionnel|suivi|bestell\w*|gutschein|rabatt\w*|sendungs\w*"
+                      r"|postleitzahl|ordine|sconto|prodotto|prenotazione|zam[óo]wienia|rabatowy|pocztowy|заказа|скидки"
+                      r"|купона|почтовый|pesanan|diskon|pos|sipari[şs]|indirim|posta|de\s+(?:pedido|promoci[óo]n"
+                      r"|descuento|producto|reserva|seguimiento|cup[óo]n|barras|commande|r[ée]duction|suivi))\b")
+_OTP_I18N = re.compile(
+    r"(?i)\b(?:" + _OTP_NAMES + r")(?:\s+(?!" + _PUBLIC_WORDS_I18N + r")[^\s\d:：]+){0,3}?\s*(?:\s(?:es|est|ist|lautet|è|é|to|jest|adalah|là|är|er"
+    r"|on|era|était|war|is)\b|[:：—]|(?=\s\d))\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8})\b"
+    r"|\b(?P<b>\d{4,8})\s+(?:(?:es|est|ist|è|é|to|jest|är|er|adalah|là|is)\s+|[—–-]\s+)?(?:your\s+|ваш\s+)?(?:"
+    + _OTP_NAMES + r")"
+    # Chinese, Japanese, Korean: the name, a particle or none, the code ("验证码是482913", "【淘宝】验证码482913")
+    r"|(?:验证码|驗證碼|校验码|动态码|認証コード|確認コード|인증번호|인증 번호)\s*(?:是|为|為|は|는|:|：)?\s*(?P<c>\d{4,8})(?!\d)")
+
+
+def _otp(m: re.Match[str]) -> str:
+    name = next(g for g in ("a", "b", "c", "e") if g in m.re.groupindex and m.group(g) is not None)
+    return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
+
+
+# where each detector here is looked for (`condenser.scan.Hints`)
+HINTS = {
+    "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
+            " to reset", " to complete", " for sign", " for log"),
+    "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "ma xac", "einmalpasswort", "bestaetigungscode",
+                 "验证码", "驗證碼", "校验码", "动态码", "認証コード", "確認コード", "인증번호", "인증 번호", "doğrulama", "dogrulama", "onay", "verificatiecode",
+                 "bevestigingscode", "bekräftelsekod", "verifieringskod", "engangskode", "vahvistuskoodi",
+                 "bestätigungscode", "sicherheitscode", "verifizierungscode", "einmalcode", "anmeldecode", "zugangscode",
+                 "authentifizierungscode", "code de", "votre code", "ton code", "ihr code", "dein code", "uw code",
+                 "je code"),
+}
+
+
+def redact_one_time_codes(text: str, starts: Callable[[str, str], list[int] | None]) -> str:
+    """`text` with the one-time codes in its prose replaced by [SECRET]; `starts(text, group)`: where a group's hints
+    are in `text` as it is now (None: look everywhere; []: nowhere)."""
+    if starts(text, "otp") != []:
+        text = substitute_at(text, _OTP_PROSE, _otp, starts(text, "otp"), back=40, ahead=80)
+    if starts(text, "otp_i18n") != []:
+        text = substitute_at(text, _OTP_I18N, _otp, starts(text, "otp_i18n"), back=40, ahead=100)
+    return text
