@@ -1,7 +1,7 @@
 """Characters that imitate others: Latin look-alikes of other scripts, dashes, dots, colons, digits of other scripts.
 
 One home for the table the coach folds labels with (`coach.words`) and the redactor folds text with before it looks
-for secrets (`condenser.redact.normalize`): "Pаssword" with a Cyrillic а, "415–555–0199" with en dashes,
+for secrets (`normalize`, below): "Pаssword" with a Cyrillic а, "415–555–0199" with en dashes,
 "alice@victim。com", "password∶ x" with a ratio sign, a card number in Arabic-Indic digits.
 """
 
@@ -50,3 +50,24 @@ def fold_mixed_words(text: str) -> str:
         out += [text[last:start], text[start:end].translate(CONFUSABLES)]
         last = end
     return "".join(out) + text[last:] if out else text
+
+
+# Characters that render as nothing (or as a blank) but split a number or a word for a pattern: soft hyphen,
+# combining grapheme joiner, Hangul and Khmer fillers, Mongolian selectors and vowel separator, braille blank,
+# zero-width space / (non-)joiner, LRM / RLM, bidi embeddings and isolates, word joiner and invisible operators,
+# ALM, variation selectors, tag characters, BOM.
+_INVISIBLE = dict.fromkeys(
+    [0x00AD, 0x034F, 0x061C, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x180F), 0x2800, 0x3164, 0xFEFF, 0xFFA0,
+     *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x2070), *range(0xFE00, 0xFE10),
+     *range(0xE0000, 0xE0080)]
+)
+
+
+def normalize(text: str) -> str:
+    """NFKC without invisible format characters (full-width digits -> ASCII, NBSP -> space, ＠ -> @), then what NFKC
+    leaves: dashes, full stops and colons of other forms as ASCII, digits of other scripts as ASCII digits, words
+    that mix Latin with Greek or Cyrillic look-alikes folded to Latin (`condenser.lookalikes`)."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).translate(PUNCTUATION)
+    return fold_mixed_words(ascii_digits(text)) if not text.isascii() else text
