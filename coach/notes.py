@@ -28,6 +28,28 @@ _NOT_A_CLAIM = re.compile(r"\b(?:not|n't|once|until|before|when|whenever|if|unle
                           r"|can be|will be|would be|should be)\W+(?:\w+\W+){0,5}$", re.I)
 
 
+# The note says the page moved on: new content came into view, the agent goes on through a list, a carousel or a
+# page ("COVEN AHRI appeared", "I can see the fourth post", "Let me continue scrolling"). Read only where the run
+# itself does not say whether the page changed (no URL, no page text), and only beside notes that differ.
+_PROGRESS = re.compile(
+    r"\b(?:(?:continue|keep|continuing|keeps) (?:scrolling|clicking|browsing|paging|reading|going through|moving)"
+    r"|(?:has|have|had|just) (?:now )?(?:appeared|loaded|expanded|opened|updated|advanced|moved to)|appeared"
+    r"|now (?:i can )?(?:see|shows?|showing|displays?|displaying)|i can (?:now )?see (?:the|a|an|more|new|\d)"
+    r"|new (?:\w+ ){0,2}(?:items?|results?|content|posts?|products?|cards?|options?|entries|images?|sections?|slides?)"
+    r"|(?:the )?(?:next|another|first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th)) (?:\w+ ){0,2}(?:skin|item"
+    r"|card|slide|image|post|product|result|set|section|row|page)s?|more (?:\w+ ){0,2}(?:items?|results?|posts?"
+    r"|products?|cards?|options?|content|details)|scrolled (?:down |further )?(?:to|past)|revealed|getting close)\b",
+    re.I)
+
+
+def says_progress(thought: str | None) -> bool:
+    """The note says new content came into view or the agent is going through a list (and not that it is stuck)."""
+    if not thought:
+        return False
+    text = clean(thought[:NOTE_CHARS])
+    return _PROGRESS.search(text) is not None and STUCK.search(text) is None
+
+
 def says_stuck(thought: str | None) -> bool:
     return bool(thought and STUCK.search(clean(thought[:NOTE_CHARS])))
 

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from coach.models import PartialRun
-from coach.notes import STUCK, says_done, says_stuck
+from coach.notes import STUCK, says_done, says_progress, says_stuck
 from coach.words import (
     TAG_NAMES,
     action_label,
@@ -168,6 +168,14 @@ def _unknown_need(step: Step, target: str | None, paging: bool) -> int:
     return UNKNOWN_REPEATS
 
 
+def _notes_progress(steps: list[Step]) -> bool:
+    """The notes of the last repeats differ from each other, most say new content came into view ("COVEN AHRI
+    appeared", "I can see the fourth post") and none says the agent is stuck: a carousel or a list gone through."""
+    notes = [clean((s.thought or "")[:2000]) for s in steps]
+    return (len(set(notes)) == len(notes) and sum(says_progress(t) for t in notes) * 2 > len(notes)
+            and not any(says_stuck(t) for t in notes))
+
+
 def _verb_phrase(verb: str, n: int) -> str:
     past = {"click": "clicked", "type": "typed", "search": "searched for", "select": "selected", "navigate": "opened",
             "press": "pressed", "hover": "hovered over", "scroll": "scrolled", "back": "gone back", "drag": "dragged"}
@@ -208,6 +216,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     unknown = not errors and bool(changes) and all(c is None for c in changes)
     if unknown and n < _unknown_need(steps[-1], target, paging):
         return None  # a run that does not say whether the page changed: a few repeats may be progress
+    if unknown and _notes_progress(tail[-3:]):
+        return None  # ... and the agent's own notes say each step brought something new
     tag = re.search(r"\[([A-Za-z]+)\]", steps[-1].action)
     kind = f"{tag.group(1).lower()} " if tag and tag.group(1).lower() in TAG_NAMES else ""  # a fixed vocabulary
     what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click"
@@ -241,7 +251,13 @@ def _repeat(run: PartialRun) -> Signal | None:
 def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
     """Steps that found no element to act on (`None`): on a blank tab the site was never opened."""
     name = site(run.domain)
-    if _unloaded(run.steps[-1].url):
+    before = next((s.url for s in reversed(run.steps[:-n]) if s.url and not _unloaded(s.url)), None)
+    opened = page(before, run.domain) if before else None  # the site's page the run had open before the blank tab
+    if _unloaded(run.steps[-1].url) and opened and name:
+        at = "" if opened == "the home page" else f" at {opened}"
+        sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page now, though {name} "
+                    f"was open before{at}. Open that page again (navigate to its address), then act on what it shows.")
+    elif _unloaded(run.steps[-1].url):
         sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page: "
                     + (f"{name} was never opened. Open {name} first (navigate to its address), then act on what "
                        "it shows." if name else "no site was opened. Navigate to the site your task names first, "
@@ -332,7 +348,7 @@ _WALL_WORDS = {
     "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
                "back and reach the page another way (the site's own search or menu), or report that the site "
                "blocks automated access.",
-    "captcha_first": "{Site} shows a captcha or bot check{at}, in front of the first page of it you reached. Do not "
+    "captcha_first": "{Site} shows a captcha or bot check{at}, before any of its pages has loaded for you. Do not "
                      "type guesses into it or reload again and again: report that the site blocks automated access.",
     "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
                  "guessed address.",

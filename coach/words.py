@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from itertools import takewhile
 from urllib.parse import urlsplit
 
 from coach.steering import steers, unleet
@@ -299,17 +300,18 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
         return None
     if len(path) <= 96 and steers(_folded(" ".join(re.split(r"[/_\-.~+%]+", path)))):
         return None  # an order split over segments: /task/complete, /stop/now
-    segments = segments[:depth]
     if not segments:
         return _other_host(u, domain) or "the home page"
-    if len(segments) > 3 or not all(_PATH_SEG.match(s) for s in segments):
-        segments = [s for s in segments if _PATH_SEG.match(s)][:3]
-        if not segments:
-            return None
-    segments = ["…" if _IDLIKE.fullmatch(seg) else seg for seg in segments]  # product/session ids say nothing
-    if all(seg == "…" for seg in segments):
+    shown = list(takewhile(_PATH_SEG.match, segments[:min(depth, 3)]))  # the path's own beginning, never pieces
+    while shown and len(shown[-1]) <= 2 and shown[-1].isalpha():
+        shown.pop()  # "/c/tents/f": a one- or two-letter tail names nothing the agent could recognise
+    if not shown:
+        return None
+    cut = len(shown) < len(segments)
+    shown = ["…" if _IDLIKE.fullmatch(seg) else seg for seg in shown]  # product/session ids say nothing
+    if all(seg == "…" for seg in shown):
         return None  # "/…" names no page the agent could recognise
-    text = "/" + "/".join(segments)
+    text = "/" + "/".join(shown) + ("/…" if cut and shown[-1] != "…" else "")  # deeper than shown: said so
     return text if len(text) <= 48 and not instruction_like(text.replace("/", " ")) else None
 
 

@@ -368,7 +368,7 @@ def test_a_captcha_in_front_of_the_first_page_of_the_site_says_report_it():
         {"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/captcha?r=1"},
         {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]})
     advice, _ = _advice(first)
-    assert "in front of the first page of it you reached" in advice and "another way" not in advice
+    assert "before any of its pages has loaded for you" in advice and "another way" not in advice
     later = PartialRun.model_validate({"task": "Find a plumber", "domain": "yelp.com", "steps": [
         {"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/"},
         {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]})
@@ -407,3 +407,54 @@ def test_a_scroll_remedy_claims_nothing_about_the_page():
 
     text = _remedy("scroll", "")
     assert "not further down" not in text and "instead of scrolling further" in text
+
+
+def test_a_blank_tab_after_the_site_was_open_says_so_and_not_that_it_never_was():
+    """A run that opened the site, then lost the page (about:blank) and found nothing since: "was never opened" was
+    false; the agent hears where it was and to open that page again."""
+    steps = [{"action": "goto(https://sports.yahoo.com/nba/)", "url": "https://sports.yahoo.com/nba/"}]
+    steps += [{"action": "None", "url": "about:blank"}] * 3
+    r = PartialRun.model_validate({"task": "Follow the Denver Nuggets", "start_url": "https://sports.yahoo.com/",
+                                   "steps": steps})
+    advice, _ = _advice(r)
+    assert "never opened" not in advice
+    assert "was open before at /nba" in advice and "Open that page again" in advice
+
+
+def _carousel(thoughts: list[str], action: str = "Click at (1219, 548)") -> PartialRun:
+    """A run that records no URL and no page text (Online-Mind2Web style): only the agent's notes say what changed."""
+    return PartialRun.model_validate({"task": "Browse the final skin in the list for the champion Ahri",
+                                      "start_url": "https://www.leagueoflegends.com/",
+                                      "steps": [{"action": action, "thought": t} for t in thoughts]})
+
+
+def test_repeats_whose_notes_each_see_something_new_are_progress_not_a_loop():
+    """A carousel's arrow clicked again and again, or a list scrolled through, in a run that does not say whether the
+    page changed: the notes naming new content at each step are the evidence ("COVEN AHRI appeared")."""
+    seen = [f"{name} appeared. The right arrow is still active. Let me continue clicking." for name in
+            ("STAR GUARDIAN AHRI", "K/DA AHRI", "SPIRIT BLOSSOM AHRI", "ARCADE AHRI", "COVEN AHRI", "ELDERWOOD AHRI",
+             "ARCANA AHRI", "FOXFIRE AHRI")]
+    assert "repeat" not in kinds(_carousel(seen))
+    scrolled = [f"I can see the {n} post features a meme with {k}K upvotes. Let me continue scrolling to see more."
+                for n, k in (("first", 12), ("second", 30), ("third", 8), ("fourth", 42), ("fifth", 5), ("sixth", 9),
+                             ("seventh", 3))]
+    assert "repeat" not in kinds(_carousel(scrolled, "Scroll (delta_x=0, delta_y=600)"))
+
+
+@pytest.mark.parametrize("thoughts", [
+    ["The arrow did not respond. Let me continue clicking."] * 8,  # the same note each time: no evidence
+    [f"Clicked again, nothing happened ({i}). Let me continue clicking." for i in range(8)],  # says it is stuck
+    [f"Step {i}: clicking the arrow." for i in range(8)],  # says nothing new appeared
+])
+def test_repeats_stay_a_loop_when_the_notes_show_no_progress(thoughts):
+    assert "repeat" in kinds(_carousel(thoughts))
+
+
+def test_a_path_is_shown_by_its_own_beginning_and_says_when_it_goes_deeper():
+    from coach.words import page
+
+    assert page("https://www.rei.com/c/tents/f/scd-6-person", "rei.com") == "/c/tents/…"  # "/c/tents/f": no "f"
+    assert page("https://www.cabelas.com/l/a-segment-longer-than-twenty-four-characters", "cabelas.com") is None
+    assert page("https://x.com/resources/airport/KCMA/weather", "x.com") == "/resources/airport/KCMA/…"
+    assert page("https://x.com/a/" + "b" * 30 + "/c", "x.com") is None  # never pieces of it: "/a/c" is no page
+    assert page("https://shop.com/event/9", "shop.com") == "/event/9"
