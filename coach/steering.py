@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from coach.harm import harmful
+
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
 _SPACED_HOST = re.compile(
     r"\b[a-z0-9][a-z0-9-]*\s*(?:\s|\bdot\b|\bpoint\b|\bpunkt\b|\(\s*\.?\s*\)|,)\s*(?:com|net|org|io|biz|ru|cn|xyz|tk)\b"
@@ -156,7 +158,7 @@ _SECRETS_I18N = re.compile(_fold(
     r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
     r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड|kode otp|otp|password|passcode"
     r"|pin|iban|lösenord(?:et)?|adgangskoden?|passord(?:et)?|salasana(?:si)?|heslo|jelszó(?:t)?|parola|geslo|lozinka"
-    r"|parool|slaptažod\w*|parole)\b|인증번호"
+    r"|parool|slaptažod\w*|parole|wagwoord|contrasenya|lozink\w*|nenosiri|cyfrinair|lykilor\w*|pasahitz\w*)\b|인증번호"
     r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
 _HANDING_I18N = re.compile(_fold(
     r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
@@ -164,7 +166,7 @@ _HANDING_I18N = re.compile(_fold(
     r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
     r"|gönder\w*|bize|bana|yaz|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*|dacci|dammi|nenne\w*"
     r"|teile?n? uns|dime|dinos|diga-nos|me diga|skicka|skick|send os|send meg|send oss|lähetä|anna|pošli|pošlete"
-    r"|küldd?|küldje|trimite\w*|spune\w*|ibigay|ipadala|pošalji|saada)\b"
+    r"|küldd?|küldje|trimite\w*|spune\w*|ibigay|ipadala|pošalji|saada|tuma|anfon|bidali|gib uns)\b"
     r"|发给|發給|发我|發我|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
 _TASK_I18N = re.compile(_fold(
     r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
@@ -178,7 +180,10 @@ _TASK_I18N = re.compile(_fold(
     r"|opgaven er (?:færdig|fuldført|løst)|oppgaven er (?:ferdig|fullført)|úkol je (?:hotový|splněn|dokončen)"
     r"|úloha je (?:hotová|splnená)|tehtävä on (?:valmis|suoritettu)|sarcina (?:este )?(?:finalizată|terminată|îndeplinită)"
     r"|tapos na ang (?:gawain|task)|a feladat (?:kész|elvégezve|teljesítve)|zadatak je (?:gotov|završen)"
-    r"|ülesanne on (?:valmis|täidetud)|uzdevums (?:ir )?(?:pabeigts|izpildīts)|užduotis (?:atlikta|baigta))\b"
+    r"|ülesanne on (?:valmis|täidetud)|uzdevums (?:ir )?(?:pabeigts|izpildīts)|užduotis (?:atlikta|baigta)"
+    r"|kazi (?:imekamilika|imekwisha|imemalizika)|tasca (?:està )?(?:completada|acabada|feta)"
+    r"|naloga (?:je )?(?:končana|opravljena)|verkefni\w* (?:er )?loki\w*|ataza (?:amaitu|osatu)\w*"
+    r"|taak is voltooi)\b"
     r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|到此为止|到此為止|タスク(?:は)?完了|タスク終了|任務完了|作業完了"
     r"|今すぐ停止|(?:작업|임무|과제) ?(?:완료|끝)|지금 중지"))
 _ADDRESSING_I18N = re.compile(_fold(
@@ -231,6 +236,12 @@ def unleet(text: str) -> str:
 _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}")  # call5550100
 
 
+def names_secret(folded: str) -> bool:
+    """True when a folded text names a secret (a password, a PIN, a seed phrase), in any of the languages above."""
+    text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
+    return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text))
+
+
 def steers(folded: str) -> bool:
     """True when a folded label or path segment reads as a host, a request for a secret, a number or address to
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
@@ -256,7 +267,7 @@ def _steers(text: str, folded: str) -> bool:
     if (_SPACED_HOST.search(text) or _CONTACT.search(text) or _TASK_CONTROL.search(text) or _ADDRESSING.search(text)
             or _SECRET_CHECK.search(text) or _ELSEWHERE.search(text)):
         return True
-    if _VANITY_NUMBER.search(folded):
+    if _VANITY_NUMBER.search(folded) or harmful(text, folded):
         return True
     if _TASK_I18N.search(text) or _ADDRESSING_I18N.search(text) or _MONEY_I18N.search(text):
         return True

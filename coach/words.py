@@ -21,7 +21,7 @@ import unicodedata
 from itertools import takewhile
 from urllib.parse import urlsplit
 
-from coach.steering import steers, unleet
+from coach.steering import names_secret, steers, unleet
 from condenser import action_target, action_verb, domain_of
 from condenser.lookalikes import CONFUSABLES
 from condenser.sites import is_public_suffix, registrable_domain
@@ -50,6 +50,10 @@ _DENY_STEMS = (
     "необращай", "שכח", "انس", "نادیده", "あなたは今から", "你现在是", "너는이제", "不要理会", "잊어",
     "imstart", "imend", "endoftext", "startofturn", "endofturn", "lupakan", "aturansebelumnya", "yenikurallar",
     "从现在开始", "听我的", "聽我的", "القواعد",
+    # "ignore" and "instructions" in more languages (Croatian, Serbian, Slovenian, Basque, Swahili, Estonian,
+    # Icelandic, Catalan, Welsh)
+    "zanemar", "prethodn", "uputstv", "prezri", "navodil", "ahaztu", "ezikusi", "argibide", "maagizo", "maelekezo",
+    "sahau", "juhis", "unusta", "hunsa", "gleymdu", "leiðbeining", "oblida", "cyfarwydd", "anwybydd", "anghofi",
 )
 _DENY_WORDS = re.compile(
     r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|inst|sys|prompt|prompts|act as"
@@ -119,6 +123,27 @@ def instruction_like(text: str) -> bool:
     t = clean(text)
     return bool(_spells_instruction(t) or _DENY_WORDS.search(_BENIGN.sub(" ", _folded(t))) or _COLONS.search(t)
                 or re.search(r"[<>\[\]{}|`]", t))
+
+
+def reads_as_order(action: str) -> bool:
+    """A stored action whose target (the words it clicks or types into, or the path it opens) carries an order for
+    whoever replays it: an instruction phrase or a role word, or one of the kinds `steers` refuses."""
+    target = clean(action_target(action) or "")[:300]
+    if not target:
+        return False
+    if "://" in target or target.startswith("/"):
+        try:
+            path = urlsplit(target if "://" in target else "http://x" + target).path
+        except ValueError:
+            return True
+        words = " ".join(re.split(r"[/_\-.~+%]+", path)).strip()
+        return bool(words) and steers(_folded(words))
+    if _spells_instruction(target):
+        return True
+    if action_verb(action) in {"type", "search", "select"}:
+        return False  # what it types is the run's data ("software developer"), read for instructions only
+    folded = _BENIGN.sub(" ", _folded(target))
+    return _DENY_WORDS.search(folded) is not None or steers(folded)
 
 
 @functools.lru_cache(maxsize=16384)
@@ -446,7 +471,9 @@ _IRREVERSIBLE = re.compile(
     r"|opt ?out|remove (?:my |your |the )?account|leave (?:the |this )?(?:group|team|organization|workspace)"
     r"|delete\w*|permanently \w+|deletion|turn off (?:2fa|two|mfa)|end (?:my |your |the )?(?:membership|subscription)"
     r"|exit (?:the |this )?group|unfollow|block (?:this )?(?:user|account|contact)|void (?:the |this )?(?:transaction|order|payment)"
-    r"|restore defaults"
+    r"|restore defaults|uninstall\w*|sell (?:all|my|your|everything|off|shares|stocks?|holdings|positions?|crypto)"
+    r"|cancel (?:my |your |this |all )\w+|cancel (?:the )?(?:flights?|trips?|tickets?|appointments?|payments?|transfers?"
+    r"|trades?)|clear (?:saved |all |my |stored )?(?:passwords?|browsing data|cookies|cache|saved data)"
     # the same in the other languages agents meet (folded: no accents)
     r"|(?:konto|account|profil) loschen|loschen|abmelden|ausloggen|kundigen|(?:gruppe|team) verlassen"
     r"|eliminar(?: (?:la |mi |tu )?cuenta)?|cerrar sesion|darse de baja|cancelar (?:la |mi )?(?:suscripcion|pedido|cuenta|reserva)"
@@ -459,7 +486,7 @@ _UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsub
                          r"|permanently|turn off|end|exit|unfollow|block|void|restore"
                          r"|losch\w*|abmeld\w*|auslogg\w*|kundig\w*|verlass\w*|elimin\w*|cerr\w*|darse|cancel\w*"
                          r"|supprim\w*|deconn\w*|annul\w*|resili\w*|desabonn\w*|usun\w*|wylog\w*|hapus|keluar"
-                         r"|exclu\w*|sair|encerr\w*)\b")
+                         r"|exclu\w*|sair|encerr\w*|uninstall\w*|sell\w*|sold)\b")
 # kinds of undoing that are one kind ("Empty cart" for "Clear my cart", "Remove" for "Delete")
 _SAME_UNDOING = {"empty": "clear", "remov": "delet", "erase": "delet", "cance": "cance", "unsub": "cance", "termi": "cance"}
 
@@ -515,6 +542,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if field and raw_value and not value and _folded(raw_value)[:40] in _folded(field) or (
                 field and _foreign(field, task, other_task)):
             field = None  # the "field" is the other run's value
+        if field and names_secret(_folded(field)) and not names_secret(_folded(task)):
+            return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
         if verb == "select":
             if value:
                 return f"select '{value}'" + (f" in '{field}'" if field else "")
@@ -534,7 +563,19 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
     if not specific and irreversible(_folded(target), task):
         return None
+    if _spoofs_site(target, domain):
+        return None
     return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
+
+
+def _spoofs_site(text: str, domain: str | None) -> bool:
+    """A word that spells the site's own name with digits for letters ("Sign in with Amaz0n Secure" on amazon.com):
+    a look-alike of the site, never the site itself."""
+    name = (registrable_domain(domain or "") or "").split(".")[0].lower()
+    if len(name) < 4:
+        return False
+    return any(name in unleet(word).lower() and name not in word.lower() for word in text.split()
+               if any(c.isdigit() for c in word))
 
 
 def step_label(action: str, description: str | None) -> str | None:

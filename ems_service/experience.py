@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from datetime import datetime
 
+from coach.words import reads_as_order
 from condenser import classify_intent, domain_of, url_pattern
 from condenser.redact import redact_text
 from condenser.sites import registrable_domain
@@ -133,12 +134,16 @@ class ExperienceService:
         steps: list[str] = []
         if tier in {"P1", "P2"} and succ:  # a playbook only from verified successes that stay on the site
             ranked = sorted(succ, key=lambda r: (-aware(r.created_at).timestamp(), r.n_steps))
-            best = next((r for r in ranked if not any(offsite_targets(a, site) for a in r.actions)), None)
+            # a run with a step that leaves the site, or whose words order something (an instruction, a software
+            # install, a secret asked for: coach.words.reads_as_order), is no playbook to replay
+            best = next((r for r in ranked if not any(offsite_targets(a, site) or reads_as_order(a)
+                                                      for a in r.actions)), None)
             if best is not None:
                 steps = list(best.actions)
             if best is not ranked[0]:
                 left = ranked.index(best) if best is not None else len(ranked)
-                warnings.append(f"{left} verified run(s) leaving {site} were not offered as a playbook")
+                warnings.append(f"{left} verified run(s) leaving {site} or ordering more than the page were not offered "
+                                "as a playbook")
         fact_data = dict(facts.facts) if facts else {}
         dropped = 0
         for key in FACT_KEYS:

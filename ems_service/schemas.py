@@ -9,6 +9,7 @@ from fastapi import Path as FastPath
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
 from coach import Guidance, PartialRun
+from coach.safety import neutralized
 from condenser import Outcome, Step, Trajectory
 from ems_service.errors import BadRequest
 from ems_service.repositories import StoredEpisode
@@ -139,6 +140,8 @@ class SearchResult(BaseModel):
     @classmethod
     def of(cls, episode: StoredEpisode, similarity: float) -> SearchResult:
         fields = {name: getattr(episode, name) for name in cls.model_fields if name != "similarity"}
+        # a stored task or summary is data for the agent reading it: an order written into it is [removed]
+        fields["task"], fields["summary"] = neutralized(episode.task), neutralized(episode.summary)
         return cls(**fields, similarity=round(similarity, 6))
 
 
