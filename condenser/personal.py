@@ -233,6 +233,9 @@ def _cards(m: re.Match[str]) -> str:
     out, i, last = [], 0, 0
     while i < len(groups):
         found, digits = None, ""
+        if not _ISSUER.match(run, groups[i][0]):  # no card starts here: its first digits name no issuer (cheap, and
+            i += 1  # "1 1 1 ..." of 8,000 characters took 24 ms, tried at every group)
+            continue
         for j in range(i, len(groups)):  # the longest span of 13-19 digits from group i that is a card
             digits += run[groups[j][0]:groups[j][1]]
             if len(digits) > 19:
