@@ -59,6 +59,7 @@ _MONEY = re.compile(
     + r"\s+(?:to|for)\s+\w+"
     r"|\b(?:send|donate|transfer|wire|tip|pay)\s+(?:\w+\s+){0,2}?(?:money|funds|cash|payment)\s+to\s+(?!cart\b|checkout\b)"
     r"\w+"
+    r"|\b(?:pay|send|wire)\s+(?:the\s+)?[a-z]+\s+direct(?:ly)?\b"  # "/pay-bob-direct": past the site's checkout
     r"|\b(?:buy|purchase|get|send|redeem)\s+(?:\w+\s+){0,3}gift ?cards?\b.*\b(?:codes?|send|read|scratch|photo)\b"
     r"|\b(?:buy|purchase)\s+\d+\s+(?:\w+\s+){0,2}gift ?cards?\b"
     r"|\b(?:read|send|share|scratch|photograph)\s+(?:\w+\s+){0,3}(?:codes?|pins?)\s+(?:aloud|out loud|to)\b"

@@ -25,7 +25,10 @@ _INSTRUCTIONS = re.compile(
     # a secret handed over, or the reader addressed: "paste your password", "note to the AI"
     r"|\b(?:paste|send|share|give|provide|submit|email|dm|text|forward)\s+(?:us\s+|me\s+)?(?:your|the|my)\s+"
     r"(?:password|passcode|pin|credentials|login|card number|card details|cvv|seed phrase|recovery phrase|api key"
-    r"|2fa code|one-time code|otp)\b|\bnote to (?:the |all )?(?:ai|agents?|assistants?|bots?|llms?|models?)\b",
+    r"|2fa code|one-time code|otp)\b|\bnote to (?:the |all )?(?:ai|agents?|assistants?|bots?|llms?|models?)\b"
+    # money handed to a person: "wire 500 USD to bob"
+    r"|\b(?:wire|send|transfer|pay|donate|remit)\s+(?:\S+\s+){0,2}?(?:usd|eur|gbp|dollars?|euros?|pounds|btc|eth|usdt"
+    r"|usdc|crypto|bitcoin|money|funds)\s+to\s+\w+",
     re.I,
 )
 _FENCE = re.compile(r"`{3,}|<{3,}|>{3,}")
@@ -37,7 +40,7 @@ _ROLE_HINTS = ("<", "[", "#", "evidence", "system", "assistant", "user", "develo
 _INSTRUCTION_HINTS = ("ignor", "disregard", "forget", "override", "oubliez", "vergiss", "olvida", "you are now",
                       "new instruction", "act as", "system prompt", "you must now", "obey", "忽略", "无视", "無視",
                       "paste", "send", "share", "give", "provide", "submit", "email", "dm ", "text", "forward",
-                      "note to")
+                      "note to", "wire", "transfer", "pay", "donate", "remit")
 
 
 def _remove(pattern: re.Pattern[str], text: str) -> str:
