@@ -29,7 +29,12 @@ _SPACED_HOST = re.compile(
     r"|order from|buy from|log in at|login at|sign in at|continue at|continue on|available at|find us at)\s+"
     r"(?!the\b|a\b|an\b|our\b|your\b|this\b|my\b)[a-z0-9][a-z0-9-]*\s+"
     r"(?:co|app|de|ly|me|ai|gg|to|sh|tv|cc|us|uk|fr|es|it|nl|eu|in|top|site|online|shop|store|club|live|link|click"
-    r"|xyz|info|pro|vip|win|bid|icu|cyou|buzz)$")
+    r"|xyz|info|pro|vip|win|bid|icu|cyou|buzz)$"
+    # after any word that sends there, a TLD that is no everyday word of a label ("Verify account at paypa1 mov",
+    # "Email bob at tutanota de"; "Back to the top", "Log in to Apple TV" stay)
+    r"|\b(?:at|on|via|to|visit|from|@)\s+[a-z0-9][a-z0-9-]*(?:\s+[a-z0-9][a-z0-9-]*)?\s+(?:com|net|org|io|co|de|ru|cn"
+    r"|uk|fr|es|nl|eu|ai|xyz|info|biz|mov|zip|su|ws|cx|pw|tk|ml|ga|cf|gq|cc|ly|sh|gg|au|br|jp|kr|pl|se|fi|dk|ch|cz|tr"
+    r"|ua|ir|vn|ph|sg|nz|za|mx|ar|cl|pe|icu|cyou|buzz|lol|vip)$")
 _SECRETS = re.compile(
     r"\b(?:pass ?(?:word|code|phrase)s?|pw|pwd|pins?|pin codes?|card numbers?|credit cards?|security codes?|cvv2?|cvc"
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
@@ -136,7 +141,8 @@ _ADDRESSING = re.compile(
     r"|\b(?:ai\s+|llm\s+)?(?:agents?|bots?|assistants?|llms?|ai readers?)\s+(?:must|should|need to|have to|only)\b"
     r"|\blet (?:the\s+|your\s+)?(?:user|agent|assistant|human|customer)s? know\b"
     r"|\b(?:dear|hey|hi|hello|attention|psst|note to)\s+(?:the\s+|an?\s+)?(?:ai\s+)?(?:ai|agent|assistant|bot|model|llm|gpt"
-    r"|claude|robot)s?\b"
+    r"|claude|robot|chatgpt|gemini|copilot|llama|mistral|grok|deepseek|qwen|crawler|scraper|spider|automation)s?\b"
+    r"|\b(?:gemini|copilot|llama|mistral|grok|deepseek|qwen|chatgpt|gpt ?\d|claude)\s*,"
     r"|\b(?:venmo|zelle|cash ?app|paypal)\s+(?:me|us)\b"
     # a login handed over by message ("DM your login", "Send us your account details")
     r"|\b(?:dm|send|share|give|text|message|tell|email|e mail|whatsapp|telegram)\s+(?:me\s+|us\s+)?(?:your|ur|the)\s+"
