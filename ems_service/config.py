@@ -181,6 +181,11 @@ class Settings(BaseSettings):
     data_dir: Path = Path("./data")
     host: str = "127.0.0.1"
     port: int = 8080
+    http: Literal["auto", "httptools", "h11"] = Field(
+        "auto", description="HTTP parser of `webcoach serve`: auto takes httptools (C, installed with the service) "
+                            "when it imports, else h11 (pure Python)")
+    loop: Literal["auto", "uvloop", "asyncio"] = Field(
+        "auto", description="event loop of `webcoach serve`: auto takes uvloop when it imports, else asyncio's")
     log_level: str = "INFO"
     json_logs: bool = False
     index: IndexSettings = Field(default_factory=IndexSettings)

@@ -32,7 +32,8 @@ class EmbeddedServer:
         self.url = f"http://127.0.0.1:{port}"
         self.app = create_app(self.settings, embedder=embedder)
         self._server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=port, log_level="warning",
-                                                     access_log=False))
+                                                     access_log=False, http=self.settings.http,
+                                                     loop=self.settings.loop))
         self._thread = threading.Thread(target=self._server.run, name="ems-embedded", daemon=True)
 
     def start(self, timeout: float = 120.0) -> EmbeddedServer:

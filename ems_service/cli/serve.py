@@ -35,7 +35,8 @@ def serve(
             raise typer.Exit(2)
         logger.info("embedded mode: no API keys, one 'default' namespace, bound to %s:%d only; data in %s", host,
                     port, settings.data_dir)
-    uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False)
+    uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False,
+                http=settings.http, loop=settings.loop)
 
 
 def mcp_stdio(
