@@ -380,17 +380,19 @@ def _walls(run: PartialRun) -> list[Signal]:
     prev = steps[-2] if len(steps) > 1 else None
     out = []
     name = site(run.domain) or site(domain_of(last.url)) or "the site"
+    # the texts every wall looks at, cleaned once (a page can make them megabytes long: a prefix is read)
+    hard = [clean(t[:10000])[:5000] for t in (last.observation, last.error) if t]
+    words = clean((last.thought or "")[:5000])
+    said_stuck = bool(words and not _HANDLED.search(words) and (STUCK.search(words) or _BLOCKING.search(words)))
+    earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t] if prev else []
     for kind, patterns in WALLS.items():
         in_url = bool(last.url and patterns["url"].search(last.url))
-        hard = [t for t in (last.observation, last.error) if t]
-        in_page = any(patterns["text"].search(clean(t[:10000])[:5000]) for t in hard)
+        in_page = any(patterns["text"].search(t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
-        words = clean((last.thought or "")[:5000])  # a page can make a thought megabytes long
-        in_words = bool(words and patterns["text"].search(words) and not _HANDLED.search(words)
-                        and (STUCK.search(words) or _BLOCKING.search(words)))
+        in_words = said_stuck and bool(patterns["text"].search(words))
         before = bool(prev and (
             (prev.url and patterns["url"].search(prev.url))
-            or any(patterns["text"].search(clean(t[:10000])[:5000]) for t in (prev.observation, prev.error, prev.thought) if t)))
+            or any(patterns["text"].search(t) for t in earlier)))
         if kind == "consent" and (last.error and error_class(last.error) == "another element covering the target"
                                   and in_page):
             in_page = True
@@ -402,7 +404,7 @@ def _walls(run: PartialRun) -> list[Signal]:
             continue
         at = page(last.url, run.domain)
         key = kind
-        if kind == "blocked" and (_unloaded(last.url) or any(_LOAD_ERROR.search(clean(t[:10000])[:5000]) for t in hard)):
+        if kind == "blocked" and (_unloaded(last.url) or any(_LOAD_ERROR.search(t) for t in hard)):
             key = "load_error"  # the browser's page, not the site's: no site is named
         if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                          run.task, re.I):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -57,11 +58,26 @@ def _remove(pattern: re.Pattern[str], text: str) -> str:
     return text
 
 
+# texts up to this long are sanitized once and remembered (by text and limit): the evidence a coach call quotes is
+# stored runs' tasks and summaries, which a fleet's calls quote again and again (the scans were a tenth of a
+# coaching load's Python time: benchmarks/profile_serve.py --gil)
+_REMEMBERED_CHARS = 2_000
+
+
 def sanitize(text: str | None, limit: int = 300) -> str:
     """Text safe to quote: NFKC-normalized, control characters and role markers removed, instruction-like
     phrases neutralized, delimiter look-alikes broken, length capped."""
     if not text:
         return ""
+    return _remembered(text, limit) if len(text) <= _REMEMBERED_CHARS else _sanitize(text, limit)
+
+
+@functools.lru_cache(maxsize=4096)  # at most ~4096 x 2,000 characters held
+def _remembered(text: str, limit: int) -> str:
+    return _sanitize(text, limit)
+
+
+def _sanitize(text: str, limit: int) -> str:
     if not text.isascii():  # NFKC leaves ASCII as it is
         text = unicodedata.normalize("NFKC", text)
     text = INVISIBLE.sub("", _CONTROL.sub(" ", text.replace("\n", " ").replace("\t", " ")))

@@ -12,6 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ems_service import tracing
+from ems_service.admission import Admission, FifoGate
 from ems_service.config import Settings
 from ems_service.embeddings import Embedder
 from ems_service.errors import (
@@ -108,6 +109,8 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
         runtime = Runtime(settings, embedder=embedder).start()
         tracing.instrument(runtime)  # spans around the runtime's parts, when tracing is on
         app.state.runtime = dashboard.state.runtime = runtime  # the API's and the dashboard's dependencies
+        if gate is not None:
+            runtime.metrics.watch_admission(gate)
         try:
             async with mcp.running():
                 yield
@@ -129,6 +132,9 @@ def create_app(settings: Settings, *, embedder: Embedder | None = None) -> FastA
     )
     install_error_handlers(app)
 
+    gate = FifoGate(settings.max_in_flight) if settings.max_in_flight else None
+    if gate is not None:
+        app.add_middleware(Admission, gate=gate)  # inside ObserveLatency: the wait is part of a request's latency
     app.add_middleware(ObserveLatency)
     app.include_router(system.router)
     app.include_router(episodes.router)

@@ -186,6 +186,9 @@ class Settings(BaseSettings):
                             "when it imports, else h11 (pure Python)")
     loop: Literal["auto", "uvloop", "asyncio"] = Field(
         "auto", description="event loop of `webcoach serve`: auto takes uvloop when it imports, else asyncio's")
+    max_in_flight: int = Field(
+        0, ge=0, description="API requests (/v1/) inside the service at once; more wait in arrival order "
+                             "(ems_service.admission; 0: no limit, the default)")
     log_level: str = "INFO"
     json_logs: bool = False
     index: IndexSettings = Field(default_factory=IndexSettings)

@@ -10,6 +10,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 if TYPE_CHECKING:
+    from ems_service.admission import FifoGate
     from ems_service.index.base import VectorBackend
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -60,6 +61,18 @@ class Metrics:
 
         self._gauges = _Gauges()
         self.registry.register(self._gauges)
+
+    def watch_admission(self, gate: FifoGate) -> None:
+        """Expose the admission gate's state at scrape time: requests inside the service and waiting their turn."""
+
+        class _Admission:
+            def collect(self) -> Iterator[GaugeMetricFamily]:
+                yield GaugeMetricFamily("ems_requests_in_flight", "API requests inside the service "
+                                        "(at most EMS_MAX_IN_FLIGHT)", value=gate.inside)
+                yield GaugeMetricFamily("ems_requests_waiting", "API requests waiting for their turn",
+                                        value=gate.waiting)
+
+        self.registry.register(_Admission())
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
