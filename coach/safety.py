@@ -61,7 +61,7 @@ def _remove(pattern: re.Pattern[str], text: str) -> str:
 # texts up to this long are sanitized once and remembered (by text and limit): the evidence a coach call quotes is
 # stored runs' tasks and summaries, which a fleet's calls quote again and again (the scans were a tenth of a
 # coaching load's Python time: benchmarks/profile_serve.py --gil)
-_REMEMBERED_CHARS = 2_000
+_REMEMBERED_CHARS = 1_000
 
 
 def sanitize(text: str | None, limit: int = 300) -> str:
@@ -72,7 +72,7 @@ def sanitize(text: str | None, limit: int = 300) -> str:
     return _remembered(text, limit) if len(text) <= _REMEMBERED_CHARS else _sanitize(text, limit)
 
 
-@functools.lru_cache(maxsize=4096)  # at most ~4096 x 2,000 characters held
+@functools.lru_cache(maxsize=16_384)  # a dev-set memory's tasks and summaries at their limits; ~16 MB of typical text
 def _remembered(text: str, limit: int) -> str:
     return _sanitize(text, limit)
 
