@@ -179,6 +179,8 @@ def label(text: str | None) -> str | None:
         return None
     if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t) and not _model_number(t):  # an index or id, not a year
         return None
+    if _STREET_ADDRESS.search(t):  # where a person lives or ships to: another run's personal data
+        return None
     if t.lower() in TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
         return None
     if sum(len(w) <= 2 for w in t.split()) > 2 or "%" in t and not re.search(r"\d", t):
@@ -188,6 +190,17 @@ def label(text: str | None) -> str | None:
         if any(steers(_folded(form)) or instruction_like(form) for form in (joined, apart)):
             return None
     return t
+
+
+# a street address: a house number and one to three words ending in a street's kind ("42 Elm Street", "1600
+# Amphitheatre Pkwy", "12 rue de la Paix", "Hauptstraße 5", "Calle Mayor 3")
+_STREET_ADDRESS = re.compile(
+    r"(?i)\b\d{1,5}[a-z]?,?\s+(?:[^\W\d_]+\.?\s+){1,3}(?:street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr"
+    r"|court|ct|place|pl|terrace|ter|parkway|pkwy|circle|cir|highway|hwy|square|sq|trail|trl|crescent|cres|close)\b"
+    r"|\b\d{1,5}[a-z]?,?\s+(?:rue|avenue|boulevard|bd|chemin|impasse|allée|allee|via|viale|calle|avenida|rua|carrer)"
+    r"\s+\w+"
+    r"|\b[^\W\d_]{3,}(?:straße|strasse|str\.|weg|gasse|allee|platz|laan|straat|gade|vej|gatan|vägen)\s*\d{1,5}[a-z]?\b"
+    r"|\b(?:rue|via|viale|calle|avenida|rua|carrer|plaza|piazza)\s+(?:[^\W\d_]+\s+){0,3}?[^\W\d_]+,?\s*\d{1,5}[a-z]?\b")
 
 
 # a product's model number in a name of words ("Boeing 737", "Nike Air Max 270", "RTX 4090"): 3-4 digits beside a
@@ -569,13 +582,20 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
 
 
 def _spoofs_site(text: str, domain: str | None) -> bool:
-    """A word that spells the site's own name with digits for letters ("Sign in with Amaz0n Secure" on amazon.com):
-    a look-alike of the site, never the site itself."""
+    """A word that spells the site's own name with look-alikes ("Sign in with Amaz0n Secure", "UnitedAirIines",
+    "Arnazon" on their sites): digits for letters, a capital I for an l and an l for an I, "rn" for m, "vv" for w,
+    a bar for an l; a look-alike of the site, never the site itself."""
     name = (registrable_domain(domain or "") or "").split(".")[0].lower()
     if len(name) < 4:
         return False
-    return any(name in unleet(word).lower() and name not in word.lower() for word in text.split()
-               if any(c.isdigit() for c in word))
+    return any(name not in word.lower() and any(name in form for form in _read_as(word)) for word in text.split())
+
+
+def _read_as(word: str) -> tuple[str, ...]:
+    """The lower-case forms a reader may take `word` for (see `_spoofs_site`)."""
+    low = word.lower()
+    return (unleet(word).lower(), word.replace("I", "l").replace("|", "l").lower(), low.replace("l", "i"),
+            low.replace("rn", "m").replace("vv", "w"))
 
 
 def step_label(action: str, description: str | None) -> str | None:
