@@ -8,8 +8,8 @@ Results are each text's own vector, in order (each text is embedded independentl
 the int8 graph quantizes each call's input over its rows: a text merged with others agrees with its vector alone
 to within the graph's agreement, not bit for bit).
 
-`lanes`: model calls that may run at once (the embedder's own `lanes`, EMS_EMBEDDER__LANES, 1 by default: on two
-cores two measured no faster, benchmarks/embedder_concurrency.py). A request alone takes one lane; a second request
+`lanes`: model calls that may run at once (the embedder's own `lanes`, EMS_EMBEDDER__LANES, 2 by default: under
+load each runs on a one-thread ONNX session, benchmarks/embedder_concurrency.py). A request alone takes one lane; a second request
 while one runs takes the next free lane instead of queueing; a leader that finishes hands its lane to the next
 queued request (taken off the queue, so that no other leader embeds it as well).
 """
@@ -118,10 +118,12 @@ class BatchingEmbedder:
                     size += len(job.texts)
                 self._crowded = len(batch) > 1 or bool(self._queue)
                 self.batches += 1
-            # several requests' texts: the embedder's call for merged batches when its class has one (ONNX: a
-            # session whose threads sleep between operators, leaving the cores to the requests); looked up on the
-            # class, so that a wrapper forwarding attributes to an embedder keeps seeing every text in its `embed`
-            merged = len(batch) > 1 and hasattr(type(self.inner), "embed_merged")
+                shared = len(batch) > 1 or self._leading > 1  # other requests' texts here, or another lane running
+            # under load (several requests' texts, or another lane's call running): the embedder's call for that
+            # when its class has one (ONNX: a one-thread session with lanes, else a session whose threads sleep
+            # between operators, leaving the cores to the requests); looked up on the class, so that a wrapper
+            # forwarding attributes to an embedder keeps seeing every text in its `embed`
+            merged = shared and hasattr(type(self.inner), "embed_merged")
             embed = self.inner.embed_merged if merged else self.inner.embed  # type: ignore[attr-defined]  # checked above
             vectors = embed([t for job in batch for t in job.texts])
             start = 0

@@ -90,11 +90,10 @@ class EmbedderSettings(BaseModel):
     batch_wait_ms: float = Field(1.0, ge=0, le=50, description="under concurrent load, how long a model call waits "
                                                              "for more requests' texts (a request alone never waits)")
     max_batch: int = Field(64, ge=1, le=4096, description="texts of concurrent requests embedded in one model call")
-    lanes: int = Field(1, ge=1, le=64, description="ONNX model calls that run at once for concurrent requests (a "
-                                                   "run alone takes the two-thread session, one that starts while "
-                                                   "another runs a one-thread session of its own); 2 measured no "
-                                                   "faster than 1 on two cores (benchmarks/embedder_concurrency.py); "
-                                                   "torch runs one")
+    lanes: int = Field(2, ge=1, le=64, description="ONNX model calls that run at once for concurrent requests (a "
+                                                   "run alone takes the two-thread session; under load, merged "
+                                                   "batches and a call that starts while another runs take a "
+                                                   "one-thread session each); torch runs one")
 
 
 class LimitSettings(BaseModel):
@@ -187,8 +186,8 @@ class Settings(BaseSettings):
     loop: Literal["auto", "uvloop", "asyncio"] = Field(
         "auto", description="event loop of `webcoach serve`: auto takes uvloop when it imports, else asyncio's")
     max_in_flight: int = Field(
-        0, ge=0, description="API requests (/v1/) inside the service at once; more wait in arrival order "
-                             "(ems_service.admission; 0: no limit, the default)")
+        16, ge=0, description="API requests (/v1/) inside the service at once; more wait in arrival order "
+                              "(ems_service.admission; 0: no limit)")
     log_level: str = "INFO"
     json_logs: bool = False
     index: IndexSettings = Field(default_factory=IndexSettings)

@@ -280,15 +280,16 @@ class OnnxEmbedder:
         # threads sleep, leaving the cores to the requests' own work: 16 coach clients 119.3 -> 126.0 requests/s
         # (`python -m benchmarks.ab_serve --base 2d8888b`). The sleeping session for everything cost a lone request
         # time and batches texts/s; the cost of two: the graph held twice (about 80 MB more resident).
-        self._session = _session(ort, path, threads)
-        self._bulk = _session(ort, path, threads, spin=False) if threads > 1 else self._session
-        # Concurrent requests: a run alone takes the session above (all its threads: the lowest latency); a run
-        # that starts while another is running takes a one-thread session of its own, so that under load each
-        # core runs one text at a time. Two one-thread runs at once gave 1.4x the texts/s of one two-thread
-        # session on two cores without micro-batching; with the micro-batches of ems_service.batcher on top, two
-        # lanes did no better than one (benchmarks/embedder_concurrency.py). `lanes` runs at once; 1 by default.
         self.lanes = lanes or 1
-        self._spare = [_session(ort, path, 1) for _ in range(self.lanes - 1)]
+        self._session = _session(ort, path, threads)
+        self._bulk = _session(ort, path, threads, spin=False) if threads > 1 and self.lanes == 1 else self._session
+        # Concurrent requests, `lanes` > 1: a run alone takes the session above (all its threads: the lowest
+        # latency); a run that starts while another is running, and every merged batch, takes a one-thread session
+        # of its own, so that under load each core runs one batch at a time with no threads to synchronize: on the
+        # coach's query texts a one-thread session costs 7.4 ms of CPU a text against 8-10 ms for the two-thread
+        # one, and two of them at once embed 1.15-1.3x the texts/s (README, "Performance", the eighth session).
+        # `lanes` runs at once; one one-thread session for each (the graph held once more for each).
+        self._spare = [_session(ort, path, 1) for _ in range(self.lanes if self.lanes > 1 else 0)]
         self._running = 0
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=256)
@@ -318,30 +319,31 @@ class OnnxEmbedder:
         return self._embed_on(self._session, texts)
 
     def embed_merged(self, texts: list[str]) -> np.ndarray:
-        """`embed` for the texts of several concurrent requests (ems_service.batcher), on the sleeping session."""
-        return self._embed_on(self._bulk, texts)
+        """`embed` for the texts of several concurrent requests (ems_service.batcher): on a one-thread session when
+        there are lanes, else on the session whose threads sleep."""
+        return self._embed_on(self._bulk if self.lanes == 1 else None, texts)
 
-    def _embed_on(self, lead: Any, texts: list[str]) -> np.ndarray:  # lead: an onnxruntime session
+    def _embed_on(self, lead: Any, texts: list[str]) -> np.ndarray:  # lead: an onnxruntime session, or None
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(texts)
+        lengths = [len(e.ids) for e in encodings]
         with self._runs:
             with self._lock:
                 self.calls += 1
-                session = lead if self._running == 0 or not self._spare else self._spare.pop()
+                session = lead if lead is not None and (self._running == 0 or not self._spare) else self._spare.pop()
                 self._running += 1
             try:
-                return self._embed(session, texts)
+                return self._embed(session, encodings, lengths)
             finally:
                 with self._lock:
                     self._running -= 1
                     if session is not lead:
                         self._spare.append(session)
 
-    def _embed(self, session: Any, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(texts)
-        lengths = [len(e.ids) for e in encodings]
+    def _embed(self, session: Any, encodings: list, lengths: list[int]) -> np.ndarray:
         order = np.argsort(lengths, kind="stable")  # similar lengths share a micro-batch: little padding
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        out = np.zeros((len(encodings), self.dimension), dtype=np.float32)
         group: list[int] = []
         for i in order:
             # a micro-batch holds at most `batch_size` texts and TOKEN_BUDGET padded tokens
