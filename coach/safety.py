@@ -69,7 +69,8 @@ def sanitize(text: str | None, limit: int = 300) -> str:
     phrases neutralized, delimiter look-alikes broken, length capped."""
     if not text:
         return ""
-    return _remembered(text, limit) if len(text) <= _REMEMBERED_CHARS else _sanitize(text, limit)
+    # the cache's key a plain str (a subclass's own comparisons never run in its lookups)
+    return _remembered(str(text), limit) if len(text) <= _REMEMBERED_CHARS else _sanitize(text, limit)
 
 
 @functools.lru_cache(maxsize=16_384)  # a dev-set memory's tasks and summaries at their limits; ~16 MB of typical text
