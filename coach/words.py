@@ -199,6 +199,9 @@ _STREET_ADDRESS = re.compile(
     r"|court|ct|place|pl|terrace|ter|parkway|pkwy|circle|cir|highway|hwy|square|sq|trail|trl|crescent|cres|close)\b"
     r"|\b\d{1,5}[a-z]?,?\s+(?:rue|avenue|boulevard|bd|chemin|impasse|allée|allee|via|viale|calle|avenida|rua|carrer)"
     r"\s+\w+"
+    # the street's kind joined to its name (a hidden joiner removed: "42 Elm\u200bStreet" reads "42 ElmStreet")
+    r"|\b\d{1,5}[a-z]?,?\s+(?:[^\W\d_]+\.?\s+){0,2}[^\W\d_]{2,}(?:street|avenue|road|boulevard|lane|drive|terrace"
+    r"|parkway|highway)\b"
     r"|\b[^\W\d_]{3,}(?:straße|strasse|str\.|weg|gasse|allee|platz|laan|straat|gade|vej|gatan|vägen)\s*\d{1,5}[a-z]?\b"
     r"|\b(?:rue|via|viale|calle|avenida|rua|carrer|plaza|piazza)\s+(?:[^\W\d_]+\s+){0,3}?[^\W\d_]+,?\s*\d{1,5}[a-z]?\b")
 
@@ -591,11 +594,16 @@ def _spoofs_site(text: str, domain: str | None) -> bool:
     return any(name not in word.lower() and any(name in form for form in _read_as(word)) for word in text.split())
 
 
-def _read_as(word: str) -> tuple[str, ...]:
-    """The lower-case forms a reader may take `word` for (see `_spoofs_site`)."""
-    low = word.lower()
-    return (unleet(word).lower(), word.replace("I", "l").replace("|", "l").lower(), low.replace("l", "i"),
-            low.replace("rn", "m").replace("vv", "w"))
+def _read_as(word: str) -> set[str]:
+    """The lower-case forms a reader may take `word` for (see `_spoofs_site`), the look-alikes in any combination
+    ("Arnaz0n": rn and a digit)."""
+    forms = set()
+    for digits in {word, unleet(word)}:
+        for bars in {digits, digits.replace("I", "l").replace("|", "l")}:
+            low = bars.lower()
+            for letters in {low, low.replace("rn", "m").replace("vv", "w")}:
+                forms |= {letters, letters.replace("l", "i")}
+    return forms
 
 
 def step_label(action: str, description: str | None) -> str | None:

@@ -285,9 +285,9 @@ class OnnxEmbedder:
         self._bulk = _session(ort, path, threads, spin=False) if threads > 1 and self.lanes == 1 else self._session
         # Concurrent requests, `lanes` > 1: a run alone takes the session above (all its threads: the lowest
         # latency); a run that starts while another is running, and every merged batch, takes a one-thread session
-        # of its own, so that under load each core runs one batch at a time with no threads to synchronize: on the
-        # coach's query texts a one-thread session costs 7.4 ms of CPU a text against 8-10 ms for the two-thread
-        # one, and two of them at once embed 1.15-1.3x the texts/s (README, "Performance", the eighth session).
+        # of its own, so that under load each core runs one batch at a time with no threads to synchronize
+        # (`python -m benchmarks.embedder_concurrency`: 260 against 170 texts/s at 16 callers; README,
+        # "Performance", the eighth session).
         # `lanes` runs at once; one one-thread session for each (the graph held once more for each).
         self._spare = [_session(ort, path, 1) for _ in range(self.lanes if self.lanes > 1 else 0)]
         self._running = 0
