@@ -54,6 +54,13 @@ class Database:
             yield session
 
     @contextmanager
+    def writes(self) -> Iterator[Connection]:
+        """A transaction on a plain connection, committed when the block ends (rolled back on an exception), errors
+        translated as `session`'s: for single-table statements on a hot path, without the ORM's unit of work."""
+        with self._translated(), self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
     def reads(self) -> Iterator[Connection]:
         """A connection for reads, errors translated as `session`'s: each statement reads its own snapshot, with no
         BEGIN and COMMIT round trips and no ORM session (the hot paths of single-statement reads: the pgvector

@@ -1,14 +1,17 @@
-"""Live sessions: the sessions table, read and written as plain `LiveSession`s."""
+"""Live sessions: the sessions table, read and written as plain `LiveSession`s.
+
+Core statements on plain connections, not ORM entities: every append of a live session reads its row and writes
+it back, and the ORM's identity map, change tracking and flush cost more than the statements themselves."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, or_, select
+from sqlalchemy import Row, Table, delete, insert, or_, select, update
 
 from ems_service.repositories.database import Database
 from ems_service.tables import SessionRecord
@@ -30,8 +33,17 @@ class LiveSession:
     updated_at: datetime
 
 
-def _live(row: SessionRecord) -> LiveSession:
-    return LiveSession(**{f.name: getattr(row, f.name) for f in fields(LiveSession)})
+_TABLE = cast(Table, SessionRecord.__table__)  # a declarative class's table is a Table
+_FIELDS = tuple(f.name for f in fields(LiveSession))
+_COLUMNS = tuple(_TABLE.c[name] for name in _FIELDS)  # a row of these is a LiveSession's fields in order
+
+
+def _live(row: Row[Any]) -> LiveSession:
+    return LiveSession(**dict(zip(_FIELDS, row, strict=True)))
+
+
+def _one(namespace: str, session_id: str):  # noqa: ANN202 - a Select of _COLUMNS
+    return select(*_COLUMNS).where(_TABLE.c.id == session_id, _TABLE.c.namespace == namespace)
 
 
 class SessionRepository:
@@ -39,45 +51,46 @@ class SessionRepository:
         self.db = db
 
     def create(self, session: LiveSession) -> None:
-        with self.db.session() as s:
-            s.add(SessionRecord(**asdict(session)))
+        with self.db.writes() as conn:
+            conn.execute(insert(_TABLE).values({name: getattr(session, name) for name in _FIELDS}))
 
     def get(self, namespace: str, session_id: str) -> LiveSession | None:
-        with self.db.session() as s:
-            row = s.scalar(select(SessionRecord).where(SessionRecord.id == session_id,
-                                                       SessionRecord.namespace == namespace))
-            return None if row is None else _live(row)
+        with self.db.reads() as conn:
+            row = conn.execute(_one(namespace, session_id)).first()
+        return None if row is None else _live(row)
 
     @contextmanager
     def editing(self, namespace: str, session_id: str) -> Iterator[LiveSession | None]:
         """The session locked for update (None when there is none); what the caller changes is written back when
         the block ends, in the same transaction (an exception writes nothing). Assign new values; a list or dict
         changed in place is not seen."""
-        with self.db.session() as s:
-            row = s.scalar(select(SessionRecord).where(SessionRecord.id == session_id,
-                                                       SessionRecord.namespace == namespace).with_for_update())
+        with self.db.writes() as conn:
+            row = conn.execute(_one(namespace, session_id).with_for_update()).first()
             live = None if row is None else _live(row)
             yield live
             if row is not None and live is not None:
-                for f in fields(LiveSession):
-                    if getattr(live, f.name) is not getattr(row, f.name):
-                        setattr(row, f.name, getattr(live, f.name))
+                changed = {name: getattr(live, name) for name, before in zip(_FIELDS, row, strict=True)
+                           if getattr(live, name) is not before}
+                changed.pop("id", None)  # the key stays
+                if changed:
+                    conn.execute(update(_TABLE).where(_TABLE.c.id == session_id, _TABLE.c.namespace == namespace)
+                                 .values(changed))
 
     def recent(self, namespace: str, *, active_after: datetime, limit: int) -> list[LiveSession]:
         """The namespace's sessions, most recently active first: finished ones, and open ones active after
         `active_after`."""
-        with self.db.session() as s:
-            return [_live(r) for r in s.scalars(
-                select(SessionRecord)
-                .where(SessionRecord.namespace == namespace,
-                       or_(SessionRecord.status != "open", SessionRecord.updated_at >= active_after))
-                .order_by(SessionRecord.updated_at.desc(), SessionRecord.id).limit(limit))]
+        with self.db.reads() as conn:
+            return [_live(r) for r in conn.execute(
+                select(*_COLUMNS)
+                .where(_TABLE.c.namespace == namespace,
+                       or_(_TABLE.c.status != "open", _TABLE.c.updated_at >= active_after))
+                .order_by(_TABLE.c.updated_at.desc(), _TABLE.c.id).limit(limit))]
 
     def delete_idle(self, *, idle_before: datetime) -> tuple[list[str], int]:
         """Delete sessions not updated since `idle_before`: their ids, and how many rows went."""
-        with self.db.session() as s:
-            gone = list(s.scalars(select(SessionRecord.id).where(SessionRecord.updated_at < idle_before)))
+        with self.db.writes() as conn:
+            gone = list(conn.scalars(select(_TABLE.c.id).where(_TABLE.c.updated_at < idle_before)))
             n = 0
             if gone:
-                n = s.execute(delete(SessionRecord).where(SessionRecord.id.in_(gone))).rowcount or 0  # type: ignore[attr-defined]  # a DELETE gives a CursorResult
+                n = conn.execute(delete(_TABLE).where(_TABLE.c.id.in_(gone))).rowcount
         return gone, n
