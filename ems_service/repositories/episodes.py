@@ -132,8 +132,9 @@ class EpisodeRepository:
         if self._vector_column is not None:
             for row, vec in zip(rows, vectors, strict=True):
                 row[self._vector_column] = vec
-        with self.db.session() as s:
-            return list(s.scalars(insert(self._table).returning(self._table.c.id, sort_by_parameter_order=True), rows))
+        with self.db.writes() as conn:
+            return list(conn.scalars(insert(self._table).returning(self._table.c.id, sort_by_parameter_order=True),
+                                     rows))
 
     def insert_each(self, namespace: str, episodes: list[Episode], vectors: np.ndarray,
                     model_name: str) -> list[int | EMSError]:
@@ -156,8 +157,8 @@ class EpisodeRepository:
     def find_by_hashes(self, namespace: str, hashes: list[str]) -> dict[str, int]:
         if not hashes:
             return {}
-        with self.db.session() as s:
-            return {h: i for h, i in s.execute(select(EpisodeRecord.trajectory_hash, EpisodeRecord.id).where(
+        with self.db.reads() as conn:
+            return {h: i for h, i in conn.execute(select(EpisodeRecord.trajectory_hash, EpisodeRecord.id).where(
                 EpisodeRecord.namespace == namespace, EpisodeRecord.trajectory_hash.in_(hashes)))}
 
     def bump_seen(self, namespace: str, ids: list[int]) -> None:
@@ -213,9 +214,9 @@ class EpisodeRepository:
         groups: dict[int, list[int]] = {}
         for key, value in hits.items():
             groups.setdefault(value, []).append(key)
-        with self.db.session() as s:
+        with self.db.writes() as conn:
             for count, ids in groups.items():
-                s.execute(update(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
+                conn.execute(update(EpisodeRecord).where(EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids))
                           .values(last_retrieved_at=when, retrieval_count=EpisodeRecord.retrieval_count + count))
 
     # -- reads ----------------------------------------------------------------------------------------------
@@ -238,8 +239,8 @@ class EpisodeRepository:
         """The stored runs of many episodes, by id."""
         if not ids:
             return {}
-        with self.db.session() as s:
-            rows = s.execute(select(EpisodeRecord.id, EpisodeRecord.trajectory).where(
+        with self.db.reads() as conn:
+            rows = conn.execute(select(EpisodeRecord.id, EpisodeRecord.trajectory).where(
                 EpisodeRecord.namespace == namespace, EpisodeRecord.id.in_(ids)))
             return {i: unpack_trajectory(blob) for i, blob in rows}
 
@@ -276,8 +277,8 @@ class EpisodeRepository:
             q = q.where(EpisodeRecord.source == flt.source)
         if after_id is not None:
             q = q.where(EpisodeRecord.id > after_id)
-        with self.db.session() as s:
-            return [StoredEpisode(*r) for r in s.execute(q.order_by(EpisodeRecord.id).limit(limit))]
+        with self.db.reads() as conn:
+            return [StoredEpisode(*r) for r in conn.execute(q.order_by(EpisodeRecord.id).limit(limit))]
 
     def near(self, namespace: str, domain: str, *, intent: str | None) -> list[StoredEpisode]:
         """Episodes on `domain`, a parent of it or a child of it (with that intent when given), found by the
@@ -289,13 +290,13 @@ class EpisodeRepository:
                                     | EpisodeRecord.domain.endswith("." + domain, autoescape=True))
         if intent is not None:
             q = q.where(EpisodeRecord.intent == intent)
-        with self.db.session() as s:
-            return [StoredEpisode(*r) for r in s.execute(q.order_by(EpisodeRecord.id))]
+        with self.db.reads() as conn:
+            return [StoredEpisode(*r) for r in conn.execute(q.order_by(EpisodeRecord.id))]
 
     def labelled_ids(self, namespace: str) -> list[int]:
         """Ids of the episodes with a known outcome, in id order."""
-        with self.db.session() as s:
-            return list(s.scalars(select(EpisodeRecord.id).where(
+        with self.db.reads() as conn:
+            return list(conn.scalars(select(EpisodeRecord.id).where(
                 EpisodeRecord.namespace == namespace, EpisodeRecord.success.is_not(None)).order_by(EpisodeRecord.id)))
 
     def count(self, namespace: str) -> int:
