@@ -1,6 +1,7 @@
 """Passwords on a command line, where a tool's flag rather than a name says what the value is (`mysql -pX`,
-`sshpass -p X`, `curl -u bob:X`, `keytool -storepass X`, `echo X | docker login --password-stdin`), and shell
-variables named for a secret with the name glued on (`PGPASSWORD=X`). Called from `condenser.credentials`.
+`sshpass -p X`, `curl -u bob:X`, `keytool -storepass X`, `net use Z: \\\\srv\\share X`, `openssl -pass pass:X`,
+`echo X | docker login --password-stdin`, `echo X | sudo -S`), and shell variables named for a secret with the
+name glued on (`PGPASSWORD=X`). Called from `condenser.credentials`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ _CLI = re.compile(
     r"|(?i:rdesktop)\b[^\n;|&]{0,200}?\s-p\s*|(?i:x?freerdp|wlfreerdp|sdl-freerdp)\b[^\n;|&]{0,200}?\s/p:"
     r")(?P<tool>" + _CLI_VALUE + r")"
     r"|(?i:7z[ar]?|rar|unrar)\b[^\n;|&]{0,200}?\s-p(?P<sevenzip>" + _CLI_VALUE + r")"
-    r"|(?i:lftp)\b[^\n;|&]{0,200}?\s-u\s+[\"']?[^\s,\"']*,(?P<lftp>" + _CLI_VALUE + r"))")
+    r"|(?i:lftp)\b[^\n;|&]{0,200}?\s-u\s+[\"']?[^\s,\"']*,(?P<lftp>" + _CLI_VALUE + r")"
+    # Windows' "net use [Z:] \\srv\share <password> [/user:bob]", the password before or after its flags
+    r"|(?i:net\s+use)\s+(?:(?:[A-Za-z]:|\*)\s+)?\\\\[^\s;|&]+(?:\s+/[^\s;|&]+)*\s+(?P<netuse>(?!/)" + _CLI_VALUE + r")"
+    # openssl's "-k x" and "-pass pass:x" (also -passin, -passout, -kfile names a file)
+    r"|(?i:openssl)\b[^\n;|&]{0,200}?\s(?:-k\s+|-pass(?:in|out)?\s+[\"']?pass:)(?P<openssl>" + _CLI_VALUE + r"))")
 # A shell variable named for a secret with its name glued on (PGPASSWORD=x, SSHPASS=x, GITHUBTOKEN=x): written in
 # capitals, as the environment's names are; one with a separator (DB_PASSWORD=x) is a secret-named field already.
 _ENV_SECRET = re.compile(r"(?<![\w$])(?:[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PASS|SECRET|TOKEN|APIKEY|AUTH)"
@@ -40,7 +45,8 @@ _ENV_SECRET = re.compile(r"(?<![\w$])(?:[A-Z][A-Z0-9]*(?:PASSWORD|PASSWD|PWD|PAS
 # keytool's and jarsigner's password flags, each of them (-storepass x -keypass y), and a password piped in
 _STORE_PASS = re.compile(r"(?<=\s)-(?:src|dest)?(?:store|key)pass\s+(?P<val>" + _CLI_VALUE + r")")
 _ECHOED = re.compile(r"\b(?:echo|printf)\s+(?:-n\s+)?(?P<val>" + _CLI_VALUE + r")\s*\|\s*(?:sudo\s+)?(?:(?i:docker|podman|helm"
-                     r"|oras)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?--password-stdin|chpasswd)")
+                     r"|oras)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?--password-stdin|chpasswd"
+                     r"|sudo\s+(?:-\w+\s+)*?(?:-\w*S\w*|--stdin)\b|passwd\s+--stdin\b)")
 
 
 def _masked_value(m: re.Match[str]) -> str:
@@ -53,14 +59,15 @@ def _masked_value(m: re.Match[str]) -> str:
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group(0)[m.end("val") - m.start():]
 
 
-_CLI_GROUPS = ("glued", "flag", "user", "smb", "htpasswd", "tool", "sevenzip", "lftp")
+_CLI_GROUPS = ("glued", "flag", "user", "smb", "htpasswd", "tool", "sevenzip", "lftp", "netuse", "openssl")
 
 
 def _cli(m: re.Match[str]) -> str:
     name = next(g for g in _CLI_GROUPS if m.group(g) is not None)
     value = m.group(name)
-    if value.strip("\"'") in {"", "-"} or value.startswith("-") or PLACEHOLDER.match(m.string, m.start(name)):
-        return m.group(0)  # "-p" alone asks for the password at a prompt; "--password -" reads it from stdin
+    if (value.strip("\"'") in {"", "-"} or value.startswith("-") or PLACEHOLDER.match(m.string, m.start(name))
+            or (name == "netuse" and value == "*")):
+        return m.group(0)  # "-p" alone, "net use ... *": asked for at a prompt; "--password -" reads it from stdin
     return m.group(0)[: m.start(name) - m.start()] + SECRET
 
 
@@ -68,10 +75,10 @@ def _cli(m: re.Match[str]) -> str:
 HINTS = {
     "cli": ("mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget", "smbclient", "htpasswd", "docker login",
             "podman login", "http ", "https ", "mongo", "ldap", "lftp", "sqlcmd", "osql", "isql", "rdesktop",
-            "freerdp", "xfreerdp", "wlfreerdp", "az login", "az acr login", "helm registry", "oras login", *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ",
-                                                                                  "unrar ", "bcp "))),
+            "freerdp", "xfreerdp", "wlfreerdp", "az login", "az acr login", "helm registry", "oras login", "net use", "openssl",
+            *(f"{start}{word}" for start in WORD_STARTS for word in ("zip ", "unzip ", "7z", "rar ", "unrar ", "bcp "))),
     "store_pass": ("storepass", "keypass"),
-    "echoed": ("password-stdin", "chpasswd"),
+    "echoed": ("password-stdin", "chpasswd", "sudo -", "sudo --stdin", "passwd --stdin"),
     "env": ("password=", "passwd=", "pwd=", "pass=", "secret=", "token=", "apikey=", "auth="),
 }
 

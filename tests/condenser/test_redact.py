@@ -476,6 +476,27 @@ def test_a_typed_password_is_masked_in_its_encoded_forms_and_even_when_plain_in_
     assert "monkey" not in redact_trajectory(plain).model_dump_json()
 
 
+@pytest.mark.parametrize("echo", [str.upper, str.lower, str.title, str.swapcase])
+def test_a_typed_password_echoed_in_another_letter_case_is_masked(echo):
+    """A page that shows the value back in capitals ("WELCOME BACK ..."), lowered or title-cased."""
+    for value in (PW, "CorrectHorse7", "bob.smith.1990"):
+        t = _run(steps=[{"action": f'fill("input[type=password]", "{value}")'},
+                        {"action": "click(index=3)", "observation": f"Welcome back {echo(value)}! Not you?",
+                         "url": f"https://x.com/hi?who={echo(value)}"}])
+        out = redact_trajectory(t)
+        assert echo(value) not in out.model_dump_json()
+        assert out.steps[1].observation == "Welcome back [SECRET]! Not you?"
+        assert redact_task_and_actions(_run(task=f"Sign in, then confirm {echo(value)}", steps=t.steps))[0] == \
+            "Sign in, then confirm [SECRET]"
+
+
+def test_a_value_in_another_case_is_masked_as_a_whole_word_only_and_beside_a_dotted_capital_i():
+    t = _run(steps=[{"action": 'fill("input[type=password]", "Monkey77")'},
+                    {"action": "click(index=3)", "observation": "MONKEY77S and İstanbul MONKEY77 and monkey77x"}])
+    # a whole word only, in any case; a text whose lower case is longer (İ lowers to two characters) too
+    assert redact_trajectory(t).steps[1].observation == "MONKEY77S and İstanbul [SECRET] and monkey77x"
+
+
 @pytest.mark.parametrize("text,secret", [
     ("Şifreniz: Hunter22x", "Hunter22x"), ("kata sandi: Hunter22x", "Hunter22x"), ("mật khẩu: Hunter22x", "Hunter22x"),
     ("암호: Hunter22x", "Hunter22x"), ("비밀번호는 Hunter22x", "Hunter22x"), ("パスワードは Hunter22x", "Hunter22x"),
@@ -517,6 +538,13 @@ def test_words_that_are_also_secret_names_stay(text):
     ("keytool -list -keystore app.jks -storepass St0rePw42", "St0rePw42"),
     ("PGPASSWORD=Pgs3cret psql -h db -U app shop", "Pgs3cret"),
     ("export SSHPASS='Ssh!pass77'; sshpass -e ssh bob@host", "Ssh!pass77"),
+    ("net use Z: \\\\files\\share Pa55word9 /user:corp\\bob", "Pa55word9"),
+    ("NET USE \\\\srv\\ipc$ /user:bob /persistent:no 'Sh4re pw'", "Sh4re pw"),
+    ("echo W1nter2025! | sudo -S apt-get update", "W1nter2025!"),
+    ("printf 'Su d0 pw' | sudo -k -S -u app id", "Su d0 pw"),
+    ("echo Ch4nge!t | passwd --stdin bob", "Ch4nge!t"),
+    ("openssl enc -aes-256-cbc -k 0pensslPw -in a.txt", "0pensslPw"),
+    ("openssl pkcs12 -export -in c.pem -passout pass:P12secret -out c.p12", "P12secret"),
 ])
 def test_passwords_on_a_command_line_are_redacted(text, secret):
     """The flag says what the value is (mysql -p, sshpass -p, redis-cli -a, curl -u user:x...): no name needed."""
@@ -537,6 +565,11 @@ def test_passwords_on_a_command_line_are_redacted(text, secret):
     "unzip -p archive.zip readme.txt",  # -p writes to a pipe; unzip's password is -P
     "PGPASSWORD=$DB_PW psql -h db",  # names another variable
     "Zip code 94110 -P is the port",
+    "net use Z: \\\\files\\share * /user:bob",  # *: asked at a prompt
+    "net use Z: \\\\files\\share /persistent:yes",
+    "the net use of the budget was small",
+    "echo hello | sudo tee /etc/motd",
+    "openssl req -new -key server.key -out server.csr",
 ])
 def test_command_lines_without_a_password_are_kept(text):
     assert redact_text(text) == text
