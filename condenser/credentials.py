@@ -94,6 +94,7 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
+    "auth_pair": ("auth", "basicauth", "digestauth", "proxyauth"),
     **command_line.HINTS,
     **one_time_codes.HINTS,
     **url_tokens.HINTS,
@@ -116,6 +117,9 @@ _SECRET_FIELD = re.compile(
     + r")(?![A-Za-z]))"
     # password=..., "password": "...", PASSWORD := ..., api_key -> ..., ?pass=...
     r"(?:(?P<assign>[\"'\]\\]{0,3}(?:\s+(?:value|content)\s*)?\s*(?::=|=>|->|==|=|:|：)\s*)"
+    # a quoted name, then its quoted value as the next argument: setItem('token', 'x'), define('DB_PASSWORD', 'x')
+    r"|(?P<arg>[\"']\s*,\s*)(?=[\"'])"
+    r"|(?P<tag>>)"  # <password>x</password>: checked after the match
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:for|of|to|on|at|de|du|für|del|da|van)\s+\S+(?:\s+\S+){0,2}?)?"
     r"\s+(?:is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest)\s*:?\s+"
@@ -185,6 +189,13 @@ def _mask_value(m: re.Match[str], strict: bool) -> str:
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 
 
+def _auth_pair(m: re.Match[str]) -> str:
+    value = m.group("val")
+    if PLACEHOLDER.match(value[1:]) or value[1:-1].startswith("$"):
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start()] + value[0] + SECRET + value[-1]
+
+
 def _scheme(m: re.Match[str]) -> str:
     credential = m.group(3).rstrip(".)]}:")
     if m.group(1).casefold() == "bearer" or _looks_secret(credential):
@@ -196,6 +207,9 @@ def _scheme(m: re.Match[str]) -> str:
 # looked for only where the name's hint is, the value taken when it looks like a secret.
 _AS_SECRET = re.compile(r"(?i)(?P<verb>\b(?:use|used|using|enter|entered|type|typed|with)\s+)(?P<val>[^\s\"'`]{4,64})"
                         r"(?=\s+as\s+(?:the\s+|my\s+|your\s+|a\s+)?(?:password|passcode|passphrase|pin)\b)")
+# A login pair handed to an HTTP client: requests' auth=("bob", "x"), HTTPBasicAuth("bob", "x"), aiohttp's BasicAuth
+_AUTH_PAIR = re.compile(r"(?:\bauth\s*=\s*[(\[]|\b(?:HTTP)?(?:Basic|Digest|Proxy)Auth\s*\()\s*(?P<q>[\"'])[^\"'\n]{0,64}(?P=q)\s*,"
+                        r"\s*(?P<val>\"[^\"\n]{1,128}\"|'[^'\n]{1,128}')")
 _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[^\s/:]{1,64})"
                    r"(?P<sep>\s*/\s*|:)(?P<val>[^\s]{4,64})")
 
@@ -220,6 +234,13 @@ def _secret_field(m: re.Match[str]) -> str:
         return m.group(0)  # bypass, PASSPORT; a brand's name ("Victoria's Secret: ...")
     if m.group("key").lower() == "secret" and m.group("assign") is not None and " " in m.group("val").strip():
         return _mask_value(m, strict=True)  # "Secret: Clinical Strength" names a product; a secret looks like one
+    if m.group("arg") is not None:  # a value that looks like one, one token: not t('password', 'Your password'),
+        core = m.group("val")[1:-1]  # setItem('session', 'dark'); a selector (fill('#pinCode', ...)) names a
+        selector = m.start() and m.string[m.start() - 1] in "#.[=:"  # field: condenser.typed_fields judges its value
+        return _mask_value(m, strict=True) if " " not in core and _looks_secret(core) and not selector else m.group(0)
+    if m.group("tag") is not None:  # an element named for a secret, its text the value, closed right after it
+        closed = m.start() and m.string[m.start() - 1] == "<" and m.string.startswith("</", m.end())
+        return _mask_value(m, strict=m.group("weak") is not None) if closed else m.group(0)
     if m.group("assign") is not None:
         # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret
         weak = m.group("weak") is not None and ":" in m.group("assign") and "=" not in m.group("assign")
@@ -267,6 +288,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _SCHEME, _scheme, starts("scheme"))
     if wanted("as_secret"):
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
+    if wanted("auth_pair"):
+        text = substitute_at(text, _AUTH_PAIR, _auth_pair, starts("auth_pair"), back=16, ahead=260)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
     text = url_tokens.redact_url_tokens(text, starts_in)

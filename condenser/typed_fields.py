@@ -139,10 +139,14 @@ _KEYS_AFTER = re.compile(r"(?:\\[ntr]|[\n\t\r]|\{(?:enter|tab|return)\})+$", re.
 
 def _masked(action: str, start: int, end: int, value: str, placeholder: str = SECRET) -> tuple[dict[str, str], str]:
     """The forms a typed secret takes in the other fields (as typed, without the keys pressed after it,
-    percent-encoded, HTML-escaped, JSON-unescaped), and the action with it masked."""
+    percent-encoded, HTML-escaped, JSON-unescaped and escaped, spelled out one character at a time), and the action
+    with it masked."""
     bare = _KEYS_AFTER.sub("", value)
     forms = {value, bare, url_quote(bare, safe=""), quote_plus(bare), html.escape(bare),
-             "".join(c if c.isalnum() else f"&#{ord(c)};" for c in bare)}
+             "".join(c if c.isalnum() else f"&#{ord(c)};" for c in bare),
+             "".join(c if c.isalnum() else f"\\u{ord(c):04x}" for c in bare)}  # a script's "\u0023"
+    if len(bare) >= 6:  # a page that spells it out: "X q 7 # m P", "X-q-7-#-m-P"
+        forms |= {" ".join(bare), "-".join(bare)}
     try:  # a JSON-escaped literal ("pa\"ss") appears unescaped in the other fields
         forms.add(json.loads(f'"{value}"'))
         forms.add(_KEYS_AFTER.sub("", json.loads(f'"{value}"')))

@@ -825,3 +825,39 @@ def test_a_text_dense_with_hints_is_read_in_one_pass():
         start = time.perf_counter()
         redact_text(text)
         assert time.perf_counter() - start < 0.5, piece
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("localStorage.setItem('token', 'a1b2c3d4e5f6g7h8i9j0');", "a1b2c3d4e5f6g7h8i9j0"),
+    ('window.sessionStorage.setItem("access_token", "mN8rT5wYcL2pQ9vZ")', "mN8rT5wYcL2pQ9vZ"),
+    ("Cookies.set('authToken', 'x9f8e7d6c5b4a3', { expires: 7 })", "x9f8e7d6c5b4a3"),
+    ("define('DB_PASSWORD', 'wp_pass123');", "wp_pass123"),
+    ('requests.get(url, auth=("bob", "S3cretPass!"))', "S3cretPass!"),
+    ("HTTPBasicAuth('bob', 'hunter two')", "hunter two"),
+    ("aiohttp.BasicAuth('bob', 'Pw!1')", "Pw!1"),
+    ("<user><password>xmlS3cret</password></user>", "xmlS3cret"),
+    ("<ApiKey>AKz81bbq02Lm</ApiKey>", "AKz81bbq02Lm"),
+    ("<pin>4821</pin>", "4821"),
+])
+def test_secrets_handed_to_code_by_their_name_are_redacted(text, secret):
+    """A quoted name, then its value as the next argument; an element named for a secret; an HTTP client's pair."""
+    out = redact_text(text)
+    assert secret not in out and "[SECRET]" in out
+
+
+@pytest.mark.parametrize("text", [
+    "localStorage.setItem('theme', 'dark')", "localStorage.setItem('session', 'dark')",
+    "t('password', 'Password')", "i18n('password', 'Enter your password')", "<li>Password</li>",
+    "Password > 8 characters required", "<b>Token</b> balance", "setItem('token', tokenValue)",
+])
+def test_code_and_markup_that_name_a_secret_without_one_are_kept(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("echo", ["X q 7 # m P 2 v ! L z 9", "X-q-7-#-m-P-2-v-!-L-z-9", r'{"echo":"Xq7\u0023mP2v\u0021Lz9"}',
+                                  r"Xq7\U0023MP2V\U0021LZ9"])
+def test_a_typed_password_spelled_out_or_escaped_by_the_page_is_masked(echo):
+    t = _run(steps=[{"action": 'fill("input[type=password]", "Xq7#mP2v!Lz9")'},
+                    {"action": "click(index=3)", "observation": f"You entered: {echo}"}])
+    out = redact_trajectory(t).steps[1].observation
+    assert "[SECRET]" in out and "L z 9" not in out and "L-z-9" not in out and "Lz9" not in out.replace("LZ9", "Lz9")
