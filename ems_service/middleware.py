@@ -40,6 +40,15 @@ _SUSPECT = re.compile(
     rb"\\u0000|\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     rb"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
+# what every match of _SUSPECT begins with: a pattern that starts with a literal is scanned for at C speed, while the
+# lookbehind above makes _SUSPECT try every byte (`python -m benchmarks.body_checks`: a dev run 66 -> 2 µs, a batch
+# of 64 runs 4.1 -> 1.0 ms)
+_SURROGATE_OR_NUL = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def suspect(body: bytes) -> bool:
+    """Whether a JSON body may hold a NUL or a lone surrogate (the exact check parses it)."""
+    return _SURROGATE_OR_NUL.search(body) is not None and _SUSPECT.search(body) is not None
 
 
 def _not_utf8(body: bytes) -> bool:
@@ -129,7 +138,7 @@ class RequestContext:
                 await refuse(MalformedJSON("request body is UTF-16 or UTF-32, or starts with a byte-order mark: "
                                            "send UTF-8 JSON without a BOM"))
                 return
-            if body and scope.get("path") != "/mcp" and _SUSPECT.search(body) is not None:  # MCP: a tool error
+            if body and scope.get("path") != "/mcp" and suspect(body):  # MCP: a tool error
                 try:
                     why = bad_text(json.loads(body))
                 except (ValueError, RecursionError):
