@@ -384,22 +384,22 @@ def _walls(run: PartialRun) -> list[Signal]:
     hard = [clean(t[:10000])[:5000] for t in (last.observation, last.error) if t]
     words = clean((last.thought or "")[:5000])
     said_stuck = bool(words and not _HANDLED.search(words) and (STUCK.search(words) or _BLOCKING.search(words)))
-    earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t] if prev else []
+    earlier: list[str] | None = None  # the step before's texts, cleaned when a wall needs them (seldom)
     for kind, patterns in WALLS.items():
         in_url = bool(last.url and patterns["url"].search(last.url))
         in_page = any(patterns["text"].search(t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
         in_words = said_stuck and bool(patterns["text"].search(words))
-        before = bool(prev and (
-            (prev.url and patterns["url"].search(prev.url))
-            or any(patterns["text"].search(t) for t in earlier)))
-        if kind == "consent" and (last.error and error_class(last.error) == "another element covering the target"
-                                  and in_page):
-            in_page = True
-        # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption
-        if not (in_url or (in_page and (before or last.failed or kind in {"captcha", "not_found", "blocked"}))
-                or (in_words and before)):
-            continue
+        # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption:
+        # on the page, it counts when the step failed, the kind always stops a run, or the step before showed it
+        # too; in the agent's words, when the step before showed it (that step looked at only when it decides)
+        if not (in_url or (in_page and (last.failed or kind in {"captcha", "not_found", "blocked"}))):
+            if not (in_page or in_words) or prev is None:
+                continue
+            if earlier is None:
+                earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t]
+            if not ((prev.url and patterns["url"].search(prev.url)) or any(patterns["text"].search(t) for t in earlier)):
+                continue
         if kind == "empty_results" and not (in_page or in_words):
             continue
         at = page(last.url, run.domain)

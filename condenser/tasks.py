@@ -57,13 +57,18 @@ def task_template(task: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=16384)  # tasks are at most EMS_LIMITS__MAX_TASK_CHARS (2,000) long
+def _template_sets(task: str) -> tuple[frozenset[str], frozenset[tuple[str, str]]]:
+    """A task template's words and word pairs (the coach compares one run's task with a pool of stored ones)."""
+    t = task_template(task)
+    return frozenset(t), frozenset(zip(t, t[1:], strict=False))
+
+
 def template_similarity(a: str, b: str) -> float:
     """How alike two tasks are once their parameters are masked: mean of word and word-pair Jaccard, in [0, 1]."""
-    ta, tb = task_template(a), task_template(b)
-    if not ta or not tb:
+    (sa, pa), (sb, pb) = _template_sets(a), _template_sets(b)
+    if not sa or not sb:
         return 0.0
-    sa, sb = set(ta), set(tb)
-    pa, pb = set(zip(ta, ta[1:], strict=False)), set(zip(tb, tb[1:], strict=False))
     words = len(sa & sb) / len(sa | sb)
     pairs = len(pa & pb) / len(pa | pb) if pa or pb else words
     return 0.5 * words + 0.5 * pairs
