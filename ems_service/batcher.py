@@ -35,7 +35,10 @@ class _Job:
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
-        self.done = threading.Event()
+        # held until the job is done (or handed a lane): its one waiter acquires it, whoever finishes releases it
+        # once. A bare lock, not an Event: an Event's Condition is Python code, run under the GIL for every request
+        self.done = threading.Lock()
+        self.done.acquire()
         self.result: np.ndarray | None = None
         self.error: BaseException | None = None
         self.lead = False
@@ -77,7 +80,7 @@ class BatchingEmbedder:
                 self._queue.append(job)
         if not leading:
             try:
-                job.done.wait()
+                job.done.acquire()
             except BaseException:  # interrupted while queued: leave no job behind and no lane unheld
                 with self._lock:
                     if job in self._queue:
@@ -138,7 +141,7 @@ class BatchingEmbedder:
                 self._hand_over()
             for job in batch:
                 if job is not own:
-                    job.done.set()
+                    job.done.release()
 
     def _hand_over(self) -> None:
         """With the lock held: give this lane to the next queued job (off the queue: no other leader embeds it),
@@ -146,6 +149,6 @@ class BatchingEmbedder:
         if self._queue:
             nxt = self._queue.pop(0)
             nxt.lead = True
-            nxt.done.set()
+            nxt.done.release()
         else:
             self._leading -= 1

@@ -71,6 +71,9 @@ _COLUMNS = [getattr(EpisodeRecord, f.name) for f in fields(StoredEpisode)]
 _BY_IDS = (EpisodeRecord.namespace == bindparam("namespace")) & EpisodeRecord.id.in_(bindparam("ids", expanding=True))
 _SUMMARIES = select(*_COLUMNS).where(_BY_IDS)
 _TASKS = select(EpisodeRecord.id, EpisodeRecord.task, EpisodeRecord.domain).where(_BY_IDS)
+_BY_HASHES = select(EpisodeRecord.trajectory_hash, EpisodeRecord.id).where(
+    (EpisodeRecord.namespace == bindparam("namespace"))
+    & EpisodeRecord.trajectory_hash.in_(bindparam("hashes", expanding=True)))
 TASKS_KEPT = 20_000  # (task, domain) pairs remembered for ranking: about 6 MB at most
 
 
@@ -101,6 +104,7 @@ class EpisodeRepository:
         self.db = db
         self._table = cast(Table, EpisodeRecord.__table__)  # a declarative class's table is a Table
         self._vector_column: str | None = None
+        self._insert = insert(self._table).returning(self._table.c.id, sort_by_parameter_order=True)  # built once
         self._tasks: OrderedDict[tuple[str, int], tuple[str, str | None]] = OrderedDict()
         self._tasks_lock = threading.Lock()
         self._deletions = 0  # deletions so far: a read that overlapped one is not remembered
@@ -109,6 +113,7 @@ class EpisodeRepository:
         """Store each new episode's vector in `column` of `table` (the episodes table as a backend that keeps the
         vectors in the rows sees it), in the INSERT itself: the vector commits or fails with its row."""
         self._table, self._vector_column = table, column
+        self._insert = insert(table).returning(table.c.id, sort_by_parameter_order=True)
 
     # -- writes ---------------------------------------------------------------------------------------------
 
@@ -133,8 +138,7 @@ class EpisodeRepository:
             for row, vec in zip(rows, vectors, strict=True):
                 row[self._vector_column] = vec
         with self.db.writes() as conn:
-            return list(conn.scalars(insert(self._table).returning(self._table.c.id, sort_by_parameter_order=True),
-                                     rows))
+            return list(conn.scalars(self._insert, rows))
 
     def insert_each(self, namespace: str, episodes: list[Episode], vectors: np.ndarray,
                     model_name: str) -> list[int | EMSError]:
@@ -158,8 +162,7 @@ class EpisodeRepository:
         if not hashes:
             return {}
         with self.db.reads() as conn:
-            return {h: i for h, i in conn.execute(select(EpisodeRecord.trajectory_hash, EpisodeRecord.id).where(
-                EpisodeRecord.namespace == namespace, EpisodeRecord.trajectory_hash.in_(hashes)))}
+            return {h: i for h, i in conn.execute(_BY_HASHES, {"namespace": namespace, "hashes": hashes})}
 
     def bump_seen(self, namespace: str, ids: list[int]) -> None:
         """Count repeat posts of already stored episodes and record the dedup events."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Row, Table, delete, insert, or_, select, update
+from sqlalchemy import Row, Table, bindparam, delete, insert, or_, select, update
 
 from ems_service.repositories.database import Database
 from ems_service.tables import SessionRecord
@@ -42,8 +42,17 @@ def _live(row: Row[Any]) -> LiveSession:
     return LiveSession(**dict(zip(_FIELDS, row, strict=True)))
 
 
-def _one(namespace: str, session_id: str):  # noqa: ANN202 - a Select of _COLUMNS
-    return select(*_COLUMNS).where(_TABLE.c.id == session_id, _TABLE.c.namespace == namespace)
+# Every append's statements, built once: a statement built per call is compiled from its cache key each time, which
+# the profile of the mixed load put above the statements' own work (`python -m benchmarks.profile_serve`)
+_KEY = (_TABLE.c.id == bindparam("key_id")) & (_TABLE.c.namespace == bindparam("key_namespace"))
+_ONE = select(*_COLUMNS).where(_KEY)
+_ONE_LOCKED = _ONE.with_for_update()
+_CREATE = insert(_TABLE)
+_UPDATE = update(_TABLE).where(_KEY)  # SET: the columns of the parameters it is given
+
+
+def _key(namespace: str, session_id: str) -> dict[str, str]:
+    return {"key_id": session_id, "key_namespace": namespace}
 
 
 class SessionRepository:
@@ -52,11 +61,11 @@ class SessionRepository:
 
     def create(self, session: LiveSession) -> None:
         with self.db.writes() as conn:
-            conn.execute(insert(_TABLE).values({name: getattr(session, name) for name in _FIELDS}))
+            conn.execute(_CREATE, {name: getattr(session, name) for name in _FIELDS})
 
     def get(self, namespace: str, session_id: str) -> LiveSession | None:
         with self.db.reads() as conn:
-            row = conn.execute(_one(namespace, session_id)).first()
+            row = conn.execute(_ONE, _key(namespace, session_id)).first()
         return None if row is None else _live(row)
 
     @contextmanager
@@ -65,16 +74,16 @@ class SessionRepository:
         the block ends, in the same transaction (an exception writes nothing). Assign new values; a list or dict
         changed in place is not seen."""
         with self.db.writes() as conn:
-            row = conn.execute(_one(namespace, session_id).with_for_update()).first()
+            row = conn.execute(_ONE_LOCKED, _key(namespace, session_id)).first()
             live = None if row is None else _live(row)
             yield live
             if row is not None and live is not None:
                 changed = {name: getattr(live, name) for name, before in zip(_FIELDS, row, strict=True)
                            if getattr(live, name) is not before}
                 changed.pop("id", None)  # the key stays
+                changed.pop("namespace", None)
                 if changed:
-                    conn.execute(update(_TABLE).where(_TABLE.c.id == session_id, _TABLE.c.namespace == namespace)
-                                 .values(changed))
+                    conn.execute(_UPDATE, {**changed, **_key(namespace, session_id)})
 
     def recent(self, namespace: str, *, active_after: datetime, limit: int) -> list[LiveSession]:
         """The namespace's sessions, most recently active first: finished ones, and open ones active after
