@@ -35,10 +35,7 @@ class _Job:
 
     def __init__(self, texts: list[str]) -> None:
         self.texts = texts
-        # held until the job is done (or handed a lane): its one waiter acquires it, whoever finishes releases it
-        # once. A bare lock, not an Event: an Event's Condition is Python code, run under the GIL for every request
-        self.done = threading.Lock()
-        self.done.acquire()
+        self.done = threading.Event()
         self.result: np.ndarray | None = None
         self.error: BaseException | None = None
         self.lead = False
@@ -80,7 +77,7 @@ class BatchingEmbedder:
                 self._queue.append(job)
         if not leading:
             try:
-                job.done.acquire()
+                job.done.wait()
             except BaseException:  # interrupted while queued: leave no job behind and no lane unheld
                 with self._lock:
                     if job in self._queue:
@@ -141,7 +138,7 @@ class BatchingEmbedder:
                 self._hand_over()
             for job in batch:
                 if job is not own:
-                    job.done.release()
+                    job.done.set()
 
     def _hand_over(self) -> None:
         """With the lock held: give this lane to the next queued job (off the queue: no other leader embeds it),
@@ -149,6 +146,6 @@ class BatchingEmbedder:
         if self._queue:
             nxt = self._queue.pop(0)
             nxt.lead = True
-            nxt.done.release()
+            nxt.done.set()
         else:
             self._leading -= 1
