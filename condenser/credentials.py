@@ -128,6 +128,7 @@ _SECRET_FIELD = re.compile(
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
 _BARE_WEAK = re.compile(nocase("pin|cvv2?|cvc|otp"))
+_SINGULAR_S = frozenset({"pass", "credentials", "access", "sms", "mnemonic"})  # names that end in s and name one value
 _NAMES_A_FIELD = re.compile(r"[\"'`]?\s*(?::=|=>|=|:)")  # after a bare value: it was a name with a value
 _EDGE = "()[]{}<>*.,:;!?\"'`\\"
 
@@ -242,9 +243,12 @@ def _secret_field(m: re.Match[str]) -> str:
         closed = m.start() and m.string[m.start() - 1] == "<" and m.string.startswith("</", m.end())
         return _mask_value(m, strict=m.group("weak") is not None) if closed else m.group(0)
     if m.group("assign") is not None:
-        # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret
-        weak = m.group("weak") is not None and ":" in m.group("assign") and "=" not in m.group("assign")
-        return _mask_value(m, strict=weak)
+        # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret, and so
+        # does a name in the plural, a heading's ("API Keys: manage your keys", "Passwords: Saved on this device")
+        colon = ":" in m.group("assign") and "=" not in m.group("assign")
+        plural = m.group("key")[-1:] in "sS" and m.group("strong") is not None and m.group("key")[-2:-1].isalpha() \
+            and m.group("key").casefold() not in _SINGULAR_S
+        return _mask_value(m, strict=colon and (m.group("weak") is not None or plural))
     if m.group("says") is not None:
         dash = m.group("says").strip().startswith("-")  # "Password - x": a strong name, a value that looks secret
         if dash and m.group("weak") is not None:  # "Annual Pass - Further Information"

@@ -861,3 +861,12 @@ def test_a_typed_password_spelled_out_or_escaped_by_the_page_is_masked(echo):
                     {"action": "click(index=3)", "observation": f"You entered: {echo}"}])
     out = redact_trajectory(t).steps[1].observation
     assert "[SECRET]" in out and "L z 9" not in out and "L-z-9" not in out and "Lz9" not in out.replace("LZ9", "Lz9")
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("API Keys: manage your keys in Settings > Developer", True), ("Passwords: Saved on this device", True),
+    ("Secrets: none yet", True), ("Passwords: hunter2x", False), ("API keys: sk-abcdefghijklmnop1234567890", False),
+    ("Password: monkey", False), ("Pass: monkey7", False),
+])
+def test_a_secret_name_in_the_plural_before_a_colon_is_a_heading_unless_a_secret_follows(text, kept):
+    assert (redact_text(text) == text) is kept
