@@ -118,7 +118,7 @@ _SECRET_FIELD = re.compile(
     # password=..., "password": "...", PASSWORD := ..., api_key -> ..., ?pass=...
     r"(?:(?P<assign>[\"'\]\\]{0,3}(?:\s+(?:value|content)\s*)?\s*(?::=|=>|->|==|=|:|：)\s*)"
     # a quoted name, then its quoted value as the next argument: setItem('token', 'x'), define('DB_PASSWORD', 'x')
-    r"|(?P<arg>[\"']\s*,\s*)(?=[\"'])"
+    r"|(?P<arg>[\"'`]\s*,\s*)(?=[\"'`])"
     r"|(?P<tag>>)"  # <password>x</password>: checked after the match
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:for|of|to|on|at|de|du|für|del|da|van)\s+\S+(?:\s+\S+){0,2}?)?"

@@ -832,6 +832,7 @@ def test_a_text_dense_with_hints_is_read_in_one_pass():
     ('window.sessionStorage.setItem("access_token", "mN8rT5wYcL2pQ9vZ")', "mN8rT5wYcL2pQ9vZ"),
     ("Cookies.set('authToken', 'x9f8e7d6c5b4a3', { expires: 7 })", "x9f8e7d6c5b4a3"),
     ("define('DB_PASSWORD', 'wp_pass123');", "wp_pass123"),
+    ("localStorage.setItem( `token` , `a1b2c3d4e5f6g7` )", "a1b2c3d4e5f6g7"),  # template literals
     ('requests.get(url, auth=("bob", "S3cretPass!"))', "S3cretPass!"),
     ("HTTPBasicAuth('bob', 'hunter two')", "hunter two"),
     ("aiohttp.BasicAuth('bob', 'Pw!1')", "Pw!1"),
