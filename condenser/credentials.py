@@ -172,6 +172,9 @@ def _card_code(name: str, value: str) -> bool:
     return core.isdigit() and 3 <= len(core) <= 4 and _CARD_CODE.fullmatch(name) is not None
 
 
+_OPEN_PLACEHOLDER = re.compile(r"\[[A-Z]+$")  # a placeholder whose "]" a strip took
+
+
 def _mask_value(m: re.Match[str], strict: bool) -> str:
     """The match with its value replaced by [SECRET], or unchanged when the value is no secret."""
     value = m.group("val")
@@ -183,6 +186,8 @@ def _mask_value(m: re.Match[str], strict: bool) -> str:
         if m.start() and m.string[m.start() - 1] in "?&":
             value = value.split("&", 1)[0]  # a URL's query: "&" starts the next parameter
         value = value.rstrip(")]}.,:")  # a bracket or stop that closes the surrounding text
+        if _OPEN_PLACEHOLDER.search(value):  # but not the bracket of a placeholder in the value ("bob/[SECRET]")
+            value = m.group("val")[:len(value) + 1]
     if not value or not (_value_ok(value, strict) or _card_code(m.group("key"), value)):
         return m.group(0)
     if value.isdigit() and (len(value) <= 2 or re.match(r"[,.]\d{3}\b", m.string[m.end("val"):])):
@@ -264,6 +269,8 @@ def _secret_field(m: re.Match[str]) -> str:
 def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hits | None] | None = None) -> str:
     """`text` with every credential replaced by [SECRET]; `hits` from `Hints.find` (None: look everywhere), found
     again with `refind` once a replacement has moved them (without it: everywhere)."""
+    if hits == {} and not ("://" in text and "@" in text) and not url_tokens.may_carry_query_token(text):
+        return text  # no hint word and neither detector that needs none can match: most texts of a run
     found = text
 
     def starts_in(now: str, group: str) -> list[int] | None:

@@ -66,10 +66,15 @@ HINTS = {
 }
 
 
+def may_carry_query_token(text: str) -> bool:
+    """Whether `text` could hold a token in a link's query or fragment (the one detector here that needs no hint)."""
+    return "=" in text and ("?" in text or ";" in text or "#" in text)
+
+
 def redact_url_tokens(text: str, starts: Callable[[str, str], list[int] | None]) -> str:
     """`text` with the generated tokens of its links replaced by [SECRET]; `starts(text, group)`: where a group's
     hints are in `text` as it is now (None: look everywhere; []: nowhere)."""
-    if "=" in text and ("?" in text or ";" in text or "#" in text):
+    if may_carry_query_token(text):
         text = _URL_TOKEN.sub(_url_token, text)
     if starts(text, "url_path") != []:
         text = substitute_at(text, _URL_PATH_TOKEN, _url_path_token, starts(text, "url_path"))

@@ -871,3 +871,26 @@ def test_a_typed_password_spelled_out_or_escaped_by_the_page_is_masked(echo):
 ])
 def test_a_secret_name_in_the_plural_before_a_colon_is_a_heading_unless_a_secret_follows(text, kept):
     assert (redact_text(text) == text) is kept
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Credentials: bob/monkey2", "Credentials: [SECRET]"), ("credentials: bob:monkey2", "credentials: [SECRET]"),
+    ("credentials: bob:monkey2).", "credentials: [SECRET])."), ("(password: hunter22)", "(password: [SECRET])"),
+])
+def test_a_value_holding_a_placeholder_is_masked_with_the_placeholder_whole(text, expected):
+    """A detector that ran first can leave a placeholder inside a later one's value (bob/[SECRET]): masking that
+    value takes the placeholder's closing bracket with it, never leaving a stray "]"."""
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "https://x.example.com/l?t=Zx81Lm02Qp77RtQ9Kd", "see https://x.example.com/l?tk=Zx81Lm02Qp77RtQ9Kd&a=1 now",
+    "https://x.example.com/app;jsessionid=A81LQ02MX77RTQ9KD",
+])
+def test_texts_without_any_hint_word_still_meet_the_detectors_that_need_none(text):
+    """A text with no hint word at all skips every hint-bound detector (`redact_credentials`' fast path); a token
+    in a link's query is looked for without hints, so it still goes."""
+    from condenser.redact import _HINTS, normalize
+
+    assert _HINTS.find(normalize(text)) == {}
+    assert "[SECRET]" in redact_text(text)
