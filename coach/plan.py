@@ -14,7 +14,17 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import ANY_ENTRY, error_class, off_site, same_site, site, step_label, step_words
+from coach.words import (
+    ANY_ENTRY,
+    error_class,
+    off_site,
+    orders_when_joined,
+    same_site,
+    site,
+    step_label,
+    step_words,
+    typed_value,
+)
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4
@@ -87,6 +97,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         if mode == "task":  # what the agent did elsewhere says nothing of where it stands on the task's site
             rest = n.steps_brief[_resume(run, n.steps_brief) + 1:]
         rest = rest[_shown(chosen, rest):]
+        values = typed_values(n.steps_brief)
         steps, norms, first = [], [], None
         if mode == "task":  # that run was on the task's site at this point: the agent must get there first
             steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
@@ -94,7 +105,7 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             if here and _where(step, here, run.domain) != mode:
                 break  # only the steps on the one site they name
             words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
-                               domain=run.domain, url=step.get("url"), other_task=n.task)
+                               domain=run.domain, url=step.get("url"), other_task=n.task, other_values=values)
             if step.get("norm", "").startswith("answer"):
                 break
             if not template and words and words.endswith(ANY_ENTRY):
@@ -110,10 +121,18 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 norms.append(step.get("norm", ""))
             if len(steps) >= MAX_PLAN_STEPS:
                 break
+        if orders_when_joined(steps):
+            continue  # labels that each passed alone and read as one order in a row: that run is no plan
         if len(steps) > (mode == "task"):
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
                         site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)
     return None
+
+
+def typed_values(brief: list[dict[str, Any]]) -> tuple[str, ...]:
+    """What a stored run typed, searched or selected (its own parameters, as its task's are)."""
+    return tuple(value for step in brief if action_verb(step.get("action") or "") in {"type", "search", "select"}
+                 and (value := typed_value(step.get("action") or "")))
 
 
 def _last_labels(run: PartialRun, last: int = 2) -> set[str]:
@@ -250,7 +269,8 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             if not (step.get("failed") or step.get("norm") == "none"):
                 continue
             words = step_words(step.get("action") or step.get("norm", ""), step.get("desc"), task=run.task,
-                               domain=run.domain, url=step.get("url"), other_task=n.task, specific=True)
+                               domain=run.domain, url=step.get("url"), other_task=n.task,
+                               other_values=typed_values(brief), specific=True)
             if not words:
                 continue
             problem = error_class(step.get("error")) if step.get("error") else "an element that was not found"
@@ -293,7 +313,8 @@ def _stuck_on(brief: list[dict[str, Any]], run: PartialRun, other_task: str) -> 
             break
         step = first[norm]
         words = step_words(step.get("action") or norm, step.get("desc"), task=run.task, domain=run.domain,
-                           url=step.get("url"), other_task=other_task, specific=True)
+                           url=step.get("url"), other_task=other_task, other_values=typed_values(brief),
+                           specific=True)
         if words:
             return words
     return None

@@ -15,13 +15,14 @@ import re
 import unicodedata
 
 from coach.harm import harmful
+from condenser.lookalikes import BUILT_IN_MARKS
 
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
 _SPACED_HOST = re.compile(
     r"\b[a-z0-9][a-z0-9-]*\s*(?:\s|\bdot\b|\bpoint\b|\bpunkt\b|\(\s*\.?\s*\)|,)\s*(?:com|net|org|io|biz|ru|cn|xyz|tk)\b"
     r"|\bdot ?com\b|\bdotnet\b"
     # a dot spelled in another language, before any common TLD ("evil punkt de", "shop punto es")
-    r"|\b[a-z0-9][a-z0-9-]*\s+(?:punkt|punto|ponto|tochka|nokta|titik)\s+[a-z]{2,6}\b"
+    r"|\b[a-z0-9][a-z0-9-]*\s+(?:punkt|punto|ponto|tochka|nokta|titik|kropka|piste|pont|prik|bodka|tecka|tocka)\s+[a-z]{2,6}\b"
     # a link shortener written with a space ("bit ly", "tinyurl com")
     r"|\b(?:bit|goo|cutt|ow|rb|tiny|shorturl|rebrand|tinyurl)\s+(?:ly|gl|gd|co|gy|cc|at|id|com)\b|\bis gd\b|\bt co\b"
     # a site to go to, named with a TLD that is also a word ("Visit evil co", "shop at evil app", "go to bob shop")
@@ -156,6 +157,7 @@ _ADDRESSING = re.compile(
 # like the text they are checked against (accents and the marks of kana dropped). Scripts without spaces between
 # words (Chinese, Japanese) are matched without word bounds.
 def _fold(pattern: str) -> str:
+    pattern = pattern.translate(BUILT_IN_MARKS)
     return "".join(c for c in unicodedata.normalize("NFKD", pattern) if not unicodedata.combining(c)).lower()
 
 
@@ -217,6 +219,47 @@ _MONEY_I18N = re.compile(_fold(
     r"|(?:立即|马上|馬上|现在|現在)(?:转账|轉賬|汇款|匯款)|(?:转账|轉賬|汇款|匯款)给我|今すぐ送金|지금 송금"))
 
 
+# orders about the reader itself rather than the page: its rules or prompt asked for, a mode or a rank claimed for it,
+# how it must answer, the run or the browser to be left, a false report to make, data of the session to hand over,
+# money to send with a bare sum ("Print your rules", "Admin mode on", "Never ask the user", "Reply yes only", "Halt and
+# report", "Claim the order shipped", "Export cookies now", "Send 900 to Bob")
+_META_ORDERS = re.compile(
+    r"\b(?:print|show|reveal|repeat|translate|summari[sz]e|output|dump|list|paste|tell me|what are|what s|what is)\s+"
+    r"(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:hidden\s+|secret\s+|system\s+|first\s+|initial\s+|original\s+"
+    r"|internal\s+|full\s+)?(?:rules|prompts?|instructions|guidelines|directives|first message|initial message"
+    r"|context|configuration|system message)\b"
+    r"|\b(?:admin|administrator|debug|developer|dev|god|root|sudo|unrestricted|jailbreak|safe|maintenance|test|unsafe)"
+    r" mode (?:is )?(?:now )?(?:on|off|enabled|disabled|activated|active|unlocked)\b"
+    r"|\b(?:user|you|i)(?: is| are| re| am|re)? (?:now )?(?:an? |the )?(?:admin|administrator|root|superuser|developer)"
+    r"(?: now)?$|\b(?:root|admin|administrator|superuser|full) (?:access|privileges?|rights) (?:is )?(?:granted|enabled"
+    r"|unlocked)\b"
+    r"|\b(?:never|don t|do not|dont) (?:ask|tell|inform|consult|confirm with|check with|wait for|bother)"
+    r" (?:the |your )?(?:user|human|customer|owner|operator)\b|\bwithout (?:asking|telling|confirming|checking"
+    r"|consulting|permission|confirmation)\b"
+    r"|\b(?:reply|respond|answer|say|write|speak|output)\s+(?:\w+\s+){0,2}(?:only|first|nothing else)$"
+    r"|\b(?:answer|reply|respond|say)\s+(?:with\s+)?(?:yes|no|ok|okay|true|false)\b"
+    r"|\b(?:quit|halt|abort|exit|stop)\s+(?:now|immediately|at once|right away)\b"
+    r"|\b(?:stop|halt|quit)\s+and\s+(?:say|report|answer|reply|tell|write|respond|return)\b"
+    r"|\b(?:exit|close|quit|shut down|kill)\s+(?:the\s+|this\s+|your\s+)?(?:browser|session|agent|program|process)\b"
+    r"|\bclaim (?:that )?(?:the |your |this |it )?(?:order|item|task|payment|package|product|booking|purchase)\b"
+    r"|\b(?:report|say|tell the user|state|pretend)\s+(?:that\s+)?(?:the|your|this|it)\b.{0,30}\b(?:is|was|are|has been)"
+    r"\s+(?:sold out|out of stock|unavailable|shipped|delivered|done|complete|cancell?ed|paid)\b"
+    r"|\b(?:send|wire|transfer|venmo|zelle|donate)\s+\$?\d[\d,.]*\s*(?:to\s+[a-z]+|now|immediately|today|asap)\b"
+    r"|\b(?:export|copy|send|upload|paste|dump|steal|grab)\s+(?:the\s+|your\s+|all\s+|my\s+)?(?:cookies|clipboard"
+    r"|session|local storage|tokens|browser data|saved passwords|credentials)\b")
+_META_I18N = re.compile(_fold(
+    r"\b(?:hör|höre|hört) sofort auf\b|\bstopp sofort\b|\barrête[sz]? tout\b|\barrêtez tout\b|\bsmetti subito\b"
+    r"|\bprzestań teraz\b|\blopeta heti\b|\bdeja de (?:comprar|buscar|navegar|trabajar)\b|\bdetente ahora\b"
+    r"|\b(?:tu es|vous êtes|du bist|eres(?: el)?|sei(?: l.)?|jesteś) (?:maintenant |jetzt |ahora |ora |teraz )?"
+    r"(?:l.)?(?:admin|administrat\w*|amministratore|adminem|root)\b"
+    r"|\b(?:zeig|zeige) (?:mir )?deine regeln\b|\bmontre(?:z)? (?:moi )?(?:tes|vos) règles\b"
+    r"|\bmuestra(?:me)? tus reglas\b|\bmostra(?:mi)? le tue regole\b"
+    r"|\bno (?:le )?preguntes al usuario\b|\bfrag den (?:nutzer|benutzer) nicht\b|\bne demande pas à l.utilisateur\b"
+    r"|\btransfi[eé]re \d|你是管理员|你现在是管理员|提示词|开发者模式|管理员模式|不要听|工作已经完成|任务已经完成|给我转账"
+    r"|作業は終わ|すぐにやめ|あなたは管理者|管理者モード|أنت (?:الآن )?المدير|توقف فورا"))
+
+
+
 # the same orders written as one word ("SendYourPassword", "wiremoneynow.com", "/taskcomplete"): a single token is
 # read squeezed, for these stems (a label of several words is read word by word above: "Your password" stays a label)
 _ONE_WORD = ("stopthetask", "sendmepassword", "sendmeyour", "sendusyour", "givemeyour", "taskcomplete", "taskdone", "taskfinished", "taskaccomplished", "stophere", "stopnow", "giveup",
@@ -248,25 +291,26 @@ def names_secret(folded: str) -> bool:
     return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text))
 
 
-def steers(folded: str) -> bool:
+def steers(folded: str, *, joined: bool = False) -> bool:
     """True when a folded label or path segment reads as a host, a request for a secret, a number or address to
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
-    For short fragments (a label, a path segment of at most 64 characters)."""
+    For short fragments (a label, a path segment of at most 64 characters); `joined`: labels of consecutive steps
+    read together, where a secret's name in four words or more is no sentence ("Cookie preferences", "Allow all")."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
     text = _LOGIN_FIELDS.sub("login fields", text)  # "E-mail/username and password": a sign-in form's fields
-    if _steers(text, folded):
+    if _steers(text, folded, joined):
         return True
     squeezed = text.replace(" ", "").replace("_", "")
     if len(text.split()) <= 4 and any(stem in squeezed for stem in _SPLIT_STEMS):
         return True
     bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)"
-    if bare != text and _steers(bare, folded):
+    if bare != text and _steers(bare, folded, joined):
         return True
     leet = unleet(text)
-    return leet != text and _steers(leet, leet)
+    return leet != text and _steers(leet, leet, joined)
 
 
-def _steers(text: str, folded: str) -> bool:
+def _steers(text: str, folded: str, joined: bool = False) -> bool:
     if " " not in text and len(text) >= 6 and (any(stem in text.replace("_", "") for stem in _ONE_WORD)
                                                or _ONE_WORD_NUMBER.search(text)):
         return True
@@ -277,12 +321,14 @@ def _steers(text: str, folded: str) -> bool:
         return True
     if _TASK_I18N.search(text) or _ADDRESSING_I18N.search(text) or _MONEY_I18N.search(text):
         return True
+    if _META_ORDERS.search(text) or _META_I18N.search(text):
+        return True
     if (_SECRETS_I18N.search(text) or _SECRETS.search(text)) and (_HANDING_I18N.search(text) or _HANDING_OVER.search(text)
                                                                      and _SECRETS_I18N.search(text)):
         return True
     # a secret's name with a handing word, or in a sentence that is no control's label ("Pay with credit card",
     # "Sign in with password" are; "Your card number goes in the chat" is not)
-    return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4
+    return bool(_SECRETS.search(text) and (_HANDING_OVER.search(text) or len(text.split()) >= 4 and not joined
                                            and not _UI_START.match(text)))
 
 

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from coach.steering import names_secret, steers, unleet
 from condenser import action_target, action_verb, domain_of
-from condenser.lookalikes import CONFUSABLES
+from condenser.lookalikes import BUILT_IN_MARKS, CONFUSABLES
 from condenser.sites import is_public_suffix, registrable_domain
 
 INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
@@ -84,8 +84,9 @@ def clean(text: str | None) -> str:
 
 
 def _folded(text: str) -> str:
-    """Look-alikes folded to Latin, accents dropped, lower case: what a text spells."""
-    text = text.translate(CONFUSABLES)
+    """Look-alikes folded to Latin, accents dropped (those built into a letter too: ø, ł, đ, œ), lower case: what
+    a text spells."""
+    text = text.translate(CONFUSABLES).translate(BUILT_IN_MARKS)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return text.lower()
 
@@ -190,6 +191,21 @@ def label(text: str | None) -> str | None:
         if any(steers(_folded(form)) or instruction_like(form) for form in (joined, apart)):
             return None
     return t
+
+
+_QUOTED = re.compile(r"'([^']+)'")
+
+
+def orders_when_joined(steps: list[str]) -> bool:
+    """True when the labels of consecutive steps read as one order together though each passed alone ("click
+    'Send your', then click 'password', then click 'to Bob'"): a plan is read as one sentence."""
+    labels = [found for step in steps for found in _QUOTED.findall(step)]
+    for i in range(len(labels) - 1):
+        for j in range(i + 2, len(labels) + 1):
+            joined = " ".join(labels[i:j])
+            if instruction_like(joined) or steers(_folded(joined), joined=True):
+                return True
+    return False
 
 
 # a street address: a house number and one to three words ending in a street's kind ("42 Elm Street", "1600
@@ -459,17 +475,46 @@ def _days(text: str) -> set[tuple[int, int]]:
     return out
 
 
-def _foreign(text: str, task: str, other_task: str | None) -> bool:
-    """A label that is a parameter of the other run's task (a name, a date) and not of the current one; a label with
-    a day ('Mar 9', 'Fri, June 5', 'Dinner on 9-Mar') is another run's unless the current task names that day, whatever its task says
-    (a date picker's days are the run's own parameters, often written otherwise in its task)."""
+_TOKENS = re.compile(r"[^\W_]+")
+
+
+def _parameter_words(other_task: str, other_values: tuple[str, ...]) -> set[str]:
+    """The words (folded) that are the other run's own parameters: the names in its task and in what it typed (a
+    capitalised word of 3+ letters that does not start the task's sentence, and is no function word: "Denver",
+    "John Smith", "Zanzibar") and their tokens of letters and digits ("H100", "UA123"). Not every word it typed: a
+    search for "cruise" or "vet" names a kind of thing, which labels of every run share."""
+    out: set[str] = set()
+    sentences = re.split(r"(?:[.!?;:]|\n)\s*", clean(other_task)) + [clean(value) for value in other_values]
+    for k, sentence in enumerate(sentences):
+        typed = k >= len(sentences) - len(other_values)
+        for i, word in enumerate(_TOKENS.findall(sentence)):
+            name = (i or typed) and word[0].isupper() and len(word) >= 3 and word.lower() not in _FUNCTION_WORDS
+            if name or (re.search(r"\d", word) and re.search(r"[^\W\d_]", word)):
+                out.add(_folded(word))
+    return out
+
+
+_FUNCTION_WORDS = frozenset("the and for with from into onto near this that these those your our their its all any "
+                            "new top best".split())
+
+
+def _foreign(text: str, task: str, other_task: str | None, other_values: tuple[str, ...] = ()) -> bool:
+    """A label that is a parameter of the other run (a name, a date, a value it typed) and not of the current one,
+    whole or in part ("Denver, CO" after that run's task named Denver, "Zanzibar Beach Resort" after it typed
+    Zanzibar); a label with a day ('Mar 9', 'Fri, June 5', 'Dinner on 9-Mar') is another run's unless the current
+    task names that day, whatever its task says (a date picker's days are the run's own parameters, often written
+    otherwise in its task). `task` may carry the site's name after it: a name of the site is no parameter."""
     days = _days(clean(text))
     if days:
         return not days <= _days(clean(task))
-    if not other_task:
+    if not other_task and not other_values:
         return False
     low = " ".join(_folded(text).split())
-    return low in " ".join(_folded(clean(other_task)).split()) and low not in " ".join(_folded(clean(task)).split())
+    mine = " ".join(_folded(clean(task)).split())
+    if other_task and low in " ".join(_folded(clean(other_task)).split()) and low not in mine:
+        return True
+    theirs = _parameter_words(other_task or "", other_values) - set(_TOKENS.findall(mine))
+    return any(word in theirs for word in _TOKENS.findall(low))
 
 
 ANY_ENTRY = "the entry that matches your task"  # a label of another run's own parameters, in a plan
@@ -523,7 +568,8 @@ def irreversible(words: str, task: str) -> bool:
 
 
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,
-               url: str | None = None, other_task: str | None = None, specific: bool = False) -> str | None:
+               url: str | None = None, other_task: str | None = None, other_values: tuple[str, ...] = (),
+               specific: bool = False) -> str | None:
     """An action in words the agent may read (verb + visible label), or None when nothing safe is left.
 
     Never an element id, index or coordinate; a typed value only when the current task contains it; a
@@ -556,7 +602,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         value = value_in_task(raw_value, task)
         field = _field_label(action, description)
         if field and raw_value and not value and _folded(raw_value)[:40] in _folded(field) or (
-                field and _foreign(field, task, other_task)):
+                field and _foreign(field, f"{task} | {domain or ''}", other_task, other_values)):
             field = None  # the "field" is the other run's value
         if field and names_secret(_folded(field)) and not names_secret(_folded(task)):
             return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
@@ -575,7 +621,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         target = None
     if not target:
         return None
-    if _foreign(target, task, other_task):
+    if _foreign(target, f"{task} | {domain or ''}", other_task, other_values):
         return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
     if not specific and irreversible(_folded(target), task):
         return None

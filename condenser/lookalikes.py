@@ -14,6 +14,13 @@ import unicodedata
 CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁԛԝһӏгпьвкмнтАВЕКМНОРСТУХІЈЅαβεικνορτυχγηωΑΒΕΖΗΙΚΜΝΟΡΤΥΧօոռհցզսաեıɑɩɪȷʀʏᴀʙᴄᴅᴇꜰɢʜᴊᴋʟᴍɴᴏᴘǫꜱᴛᴜᴠᴡᴢℓ",
     "aeopcyxijsdqwhlrnbbkmhtABEKMHOPCTYXIJSabeikvoptyxynwABEZHIKMNOPTYXonnhgquweiaiijryabcdefghjklmnopqstuvwzl")
+# Latin letters that carry their mark inside them, so NFKD leaves them whole: read as the letter they stand in for
+# ("Ignøre", "Disregarđ", "Førget", "Ignœre", "Disregærd"). Not look-alikes (Danish "Søg" is a word): the coach
+# folds them only where it reads a text for what it spells (`coach.words`, `coach.steering`).
+BUILT_IN_MARKS = str.maketrans({"ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "ħ": "h", "Ħ": "H",
+                                "ł": "l", "Ł": "L", "ŀ": "l", "Ŀ": "L", "ŧ": "t", "Ŧ": "T", "ĸ": "k", "ŋ": "n",
+                                "Ŋ": "N", "œ": "o", "Œ": "O", "æ": "a", "Æ": "A", "þ": "th", "Þ": "TH",
+                                "ß": "ss", "ı": "i", "ȷ": "j"})
 # Punctuation that NFKC leaves alone but that reads as its ASCII twin: hyphens, dashes and minus signs, full stops
 # and middle dots, colons, arrows.
 PUNCTUATION = str.maketrans({
