@@ -46,6 +46,22 @@ _PREFIXED_KEYS = [
 ]
 _KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) + rest for p, rest in _PREFIXED_KEYS)
                      + r")[A-Za-z0-9_\-+/=.~]*")
+# words of a page's address after "sk-": a product (SK-II, SK hynix), not a key ("/products/sk-ii-facial-essence-230ml")
+_SLUG_PART = r"(?:[a-z]{1,15}\d{0,4}|\d{1,6}[a-z]{0,3})"
+_SLUG = re.compile(_SLUG_PART + r"(?:[-_]" + _SLUG_PART + r")+")
+
+
+_VENDOR_SK = ("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-or-")  # always keys
+
+
+def _prefixed_key(m: re.Match[str]) -> str:
+    key = m.group(0)
+    if key.startswith("sk-") and not key.startswith(_VENDOR_SK) and _SLUG.fullmatch(key, 3) and sum(len(re.sub(r"\d", "", part)) >= 2
+                                                                  for part in re.split(r"[-_]", key[3:])) >= 2:
+        return key  # lower-case words and small numbers joined by hyphens: a slug
+    return SECRET
+
+
 # Telegram bot tokens start with digits; ":AA" is their hint
 _TELEGRAM = re.compile(r"(?<![\w])\d{8,10}:AA[A-Za-z0-9_\-]{30,}")
 _SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([^\s\"'<>,;]{8,})")
@@ -116,13 +132,16 @@ _SECRET_FIELD = re.compile(
     r"(?P<key>(?P<strong>" + nocase(_STRONG_WORDS) + ")" + _SUFFIX + "|(?P<weak>" + nocase(_WEAK_WORDS)
     + r")(?![A-Za-z]))"
     # password=..., "password": "...", PASSWORD := ..., api_key -> ..., ?pass=...
-    r"(?:(?P<assign>[\"'\]\\]{0,3}(?:\s+(?:value|content)\s*)?\s*(?::=|=>|->|==|=|:|：)\s*)"
+    # an accessibility snapshot's reference between them: '- textbox "Password" [ref=e12]: x' (Playwright MCP)
+    r"(?:(?P<assign>[\"'\]\\]{0,3}(?:\s*\[(?:ref|bid|id|nth)=[^\]\s]{1,16}\])?(?:\s+(?:value|content)\s*)?\s*"
+    r"(?::=|=>|->|==|=|:|：)\s*)"
     # a quoted name, then its quoted value as the next argument: setItem('token', 'x'), define('DB_PASSWORD', 'x')
     r"|(?P<arg>[\"'`]\s*,\s*)(?=[\"'`])"
     r"|(?P<tag>>)"  # <password>x</password>: checked after the match
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
-    r"|(?P<says>(?:\s+(?:for|of|to|on|at|de|du|für|del|da|van)\s+\S+(?:\s+\S+){0,2}?)?"
-    r"\s+(?:is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest)\s*:?\s+"
+    r"|(?P<says>(?:\s+(?:" + nocase("for|of|to|on|at|de|du|für|del|da|van") + r")\s+\S+(?:\s+\S+){0,2}?)?"
+    r"\s+(?:" + nocase("is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest")
+    + r")\s*:?\s+"
     r"|\s+-{1,2}\s+"  # "Password - x" (an en or em dash is a hyphen once normalized)
     r"|\s*(?:是|为|為|は|는|은|:)\s*)"  # 密码是x, パスワードは x, 비밀번호는 x
     # "log in with password x", "use PIN 1234": the value must look like a secret then
@@ -292,7 +311,7 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + SECRET + m.group(3), text)
     if wanted("key"):
-        text = substitute_at(text, _KEY_RE, lambda m: SECRET, starts("key"))
+        text = substitute_at(text, _KEY_RE, _prefixed_key, starts("key"))
     if wanted("telegram"):
         text = substitute_at(text, _TELEGRAM, lambda m: SECRET, starts("telegram"), back=11)
     if wanted("scheme"):

@@ -12,14 +12,17 @@ from condenser.scan import Hits, substitute_at
 
 # \w leaves out combining marks, which Indic scripts write vowels with (डाटा): they are added by hand
 _MARK = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0900-\u0dff\u0e31-\u0e4e\u1ab0-\u1aff\u20d0-\u20ff"
-_LOCAL = r"[\w" + _MARK + r".%+\-!#$&'*/=?^`{|}~]*[\w" + _MARK + r"%+\-]"
+# RFC 5322 also allows & / = ? in a local part; no real address has them, and a link does: "?id=9&e=bob%40x.com" is
+# a link with an address in its query, not an address whose name starts at "//"
+_LOCAL_CHARS = r"\w" + _MARK + r".%+\-!#$'*^`{|}~"
+_LOCAL = r"[" + _LOCAL_CHARS + r"]*[\w" + _MARK + r"%+\-]"
 _DOMAIN = (r"(?:[^\W_](?:[\w" + _MARK + r"\-]*[\w" + _MARK + r"])?\.)+(?:[^\W\d_][\w" + _MARK + r"]+|xn--[a-z0-9\-]+)")
 _EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#0*64;|&#x0*40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
 # Where an address may start: not after a character of the `[\w.%+\-]` kind.
 _EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _EMAIL_BODY, re.I)
 # The same, looked for only where a run of local-part characters starts. Searching with _EMAIL_RE tried every
 # place inside a run ("????...", no "@"), and each try ran to the run's end: quadratic, seconds on a long field.
-_EMAIL_AT_RUN = re.compile(r"(?<![\w" + _MARK + r".%+\-!#$&'*/=?^`{|}~])" + _EMAIL_BODY, re.I)
+_EMAIL_AT_RUN = re.compile(r"(?<![" + _LOCAL_CHARS + r"])" + _EMAIL_BODY, re.I)
 _NO_START = re.compile(r"[\w.%+\-]*")
 
 

@@ -40,7 +40,8 @@ def says_password(text: str) -> bool:
 
 
 # what a selector calls a password field ('#pw', 'input[name=pass]'), read in the action's target only
-_PASSWORD_FIELD = re.compile(r"(?i)#pw\b|\bpw\b|[=\[\s'\"#]pass\b|passwd|\bpwd\b|type=[\"']?password")
+_PASSWORD_FIELD = re.compile(r"(?i)#pw\b|\bpw\b|[=\[\s'\"#]pass\b|passwd|\bpwd\b|type=[\"']?password"
+                             r"|\b(?:wifi|wi fi|wlan|network|wpa2?|wep|api|secret|private|access)\s?key\b")
 # A field named for something else: what is typed there is not a password, whatever the thought says.
 _OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
                                  r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
@@ -56,8 +57,9 @@ def typed_secret(step: Step) -> tuple[dict[str, str], str, bool] | None:
     value = action[start:end]
     if not value.strip() or value.startswith(SECRET):
         return None
-    if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target)
-            or _SECRET_FIELD_NAME.search(_split_name(target))):
+    name = _split_name(target)  # "#loginPass", "#userPwd", "#wifi-key" read as words
+    if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target) or _PASSWORD_FIELD.search(name)
+            or _SECRET_FIELD_NAME.search(name)):
         element = _element_text(step.observation, target)
         field_words = f"{_split_name(target)} {element}"
         if _SEARCHING.search(field_words):

@@ -894,3 +894,41 @@ def test_texts_without_any_hint_word_still_meet_the_detectors_that_need_none(tex
 
     assert _HINTS.find(normalize(text)) == {}
     assert "[SECRET]" in redact_text(text)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("https://example.com/unsubscribe?id=987654321&e=bob%40example.com",
+     "https://example.com/unsubscribe?id=987654321&e=[EMAIL]"),
+    ("goto https://shop.example.com/orders?page=2&ref=nav&email=bob@example.com then click [5]",
+     "goto https://shop.example.com/orders?page=2&ref=nav&email=[EMAIL] then click [5]"),
+    ("https://x.com/products/sk-ii-facial-treatment-essence-230ml", "https://x.com/products/sk-ii-facial-treatment-essence-230ml"),
+    ("sk-hynix-memory-module", "sk-hynix-memory-module"),
+])
+def test_an_address_in_a_link_s_query_and_a_product_slug_leave_the_link_whole(text, expected):
+    """An address in a query is replaced alone (its name does not run back to the "//"); "sk-" followed by words
+    and small numbers is a product's slug (SK-II), not a key."""
+    assert redact_text(text) == expected
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("PASSWORD IS HUNTER2X", "HUNTER2X"), ("Password Is hunter2x", "hunter2x"), ("PIN IS 4821", "4821"),
+    ("Passwort Lautet Sommer2024", "Sommer2024"), ("sk-test-key-123456789012", "123456789012"),
+    ("sk-ant-api03-abcdefghij-klmnopqrstuv", "klmnopqrstuv"),
+    ('- textbox "Password" [ref=e12]: Sunset2024xyz', "Sunset2024xyz"), ('- textbox "PIN" [ref=e5]: "4821"', "4821"),
+])
+def test_a_linking_verb_in_capitals_keys_that_look_like_slugs_and_snapshot_refs_are_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ["The Password Is Required", "PASSWORD IS REQUIRED", "- button \"Password\" [ref=e3]"])
+def test_words_after_a_capital_linking_verb_and_a_bare_snapshot_node_stay(text):
+    assert redact_text(text) == text
+
+
+@pytest.mark.parametrize("action", ["fill('#loginPass', 'Sunset2024xyz')", "fill('#userPwd', 'Sunset2024xyz')",
+                                    "fill('#wifi-key', 'Sunset2024xyz')",
+                                    'find_element(By.ID, "user-pass").send_keys("Sunset2024xyz")'])
+def test_a_value_typed_into_a_field_whose_name_holds_pass_or_pwd_in_camel_case_is_masked_in_the_whole_run(action):
+    t = _run(steps=[{"action": action}, {"action": "click(index=3)", "observation": "saved Sunset2024xyz"}])
+    out = redact_trajectory(t)
+    assert "Sunset2024xyz" not in out.steps[0].action and "Sunset2024xyz" not in out.steps[1].observation
