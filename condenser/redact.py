@@ -123,7 +123,7 @@ def _typed_secrets(trajectory: Trajectory) -> tuple[dict[str, str], dict[int, st
     secrets: dict[str, str] = {}
     masked_actions: dict[int, str] = {}
     for i, step in enumerate(trajectory.steps):
-        found = typed_secret(step)
+        found = typed_secret(step, trajectory.steps[i - 1].action if i else None)
         if found:  # a short plain word ("submit") is masked in its action only, not throughout the run, unless the
             # field itself is a password field ("monkey" typed into type=password is a password)
             forms, masked, field = found

@@ -46,9 +46,15 @@ _PASSWORD_FIELD = re.compile(r"(?i)#pw\b|\bpw\b|[=\[\s'\"#]pass\b|passwd|\bpwd\b
 _OTHER_FIELD = re.compile(nocase(r"\b(?:search|query|e-?mail|user ?name|login id|first name|last name|full name"
                                  r"|address|city|zip|postal|phone|destination|keyword|location|comment|message)\b"))
 
-def typed_secret(step: Step) -> tuple[dict[str, str], str, bool] | None:
+# a typing action that names no element of its own ("keyboard.type('x')", {"action": "type", "text": "x"}): it types
+# into whatever the step before focused
+_NAMES_ELEMENT = re.compile(r"[#\[=.]\w|\b(?:index|id|name|selector|ref|element|xpath|css)\b|By\.", re.I)
+
+
+def typed_secret(step: Step, focused: str | None = None) -> tuple[dict[str, str], str, bool] | None:
     """(the typed value in the forms it may appear in, the action with it masked, whether the field itself says it
-    is a password) for a password-like field."""
+    is a password) for a password-like field. `focused`: the action of the step before, which chose the element an
+    action naming none types into ("click('#password')", then "keyboard.type('x')")."""
     action = normalize(step.action)
     found = typed_value(action)
     if found is None:
@@ -58,6 +64,11 @@ def typed_secret(step: Step) -> tuple[dict[str, str], str, bool] | None:
     if not value.strip() or value.startswith(SECRET):
         return None
     name = _split_name(target)  # "#loginPass", "#userPwd", "#wifi-key" read as words
+    if focused and not _NAMES_ELEMENT.search(target.replace("keyboard.type", "")):
+        focused_name = _split_name(normalize(focused))
+        if ((_PASSWORD_WORDS.search(focused_name) or _PASSWORD_FIELD.search(focused_name))
+                and not _OTHER_FIELD.search(focused_name)):
+            return (*_masked(action, start, end, value), True)
     if not (_PASSWORD_WORDS.search(target) or _PASSWORD_FIELD.search(target) or _PASSWORD_FIELD.search(name)
             or _SECRET_FIELD_NAME.search(name)):
         element = _element_text(step.observation, target)

@@ -932,3 +932,21 @@ def test_a_value_typed_into_a_field_whose_name_holds_pass_or_pwd_in_camel_case_i
     t = _run(steps=[{"action": action}, {"action": "click(index=3)", "observation": "saved Sunset2024xyz"}])
     out = redact_trajectory(t)
     assert "Sunset2024xyz" not in out.steps[0].action and "Sunset2024xyz" not in out.steps[1].observation
+
+
+@pytest.mark.parametrize("focus,typed", [
+    ("click('#password')", "keyboard.type('Sunset2024xyz')"),
+    ("click('input[type=password]')", '{"action": "type", "text": "Sunset2024xyz"}'),
+    ("click [31] textbox 'Password'", "keyboard.type('Sunset2024xyz')"),
+])
+def test_a_value_typed_with_no_element_of_its_own_after_a_password_field_was_focused_is_masked(focus, typed):
+    t = _run(steps=[{"action": focus}, {"action": typed}, {"action": "click(index=3)", "observation": "saved Sunset2024xyz"}])
+    out = redact_trajectory(t)
+    assert all("Sunset2024xyz" not in (s.action + (s.observation or "")) for s in out.steps)
+
+
+def test_a_value_typed_into_its_own_element_after_a_password_field_was_focused_is_kept():
+    t = _run(steps=[{"action": "click('#password')"}, {"action": "fill('#search', 'red shoes')"},
+                    {"action": "click('#email')"}, {"action": "keyboard.type('bob.smith')"}])
+    out = redact_trajectory(t)
+    assert out.steps[1].action == "fill('#search', 'red shoes')" and "bob.smith" in out.steps[3].action
