@@ -23,7 +23,17 @@ _OTP_PROSE = re.compile(
     r"|\b(?:use|enter|type)\s+(?:(?:the\s+)?(?:code|otp|pin|passcode)\s+)?(?:[A-Z]{1,2}-)?(?P<c>\d{4,8})\s+(?:to|for)\s+(?:sign\s*in|log\s*in|sign\s*on|verify|confirm"
     r"|authenticate|complete (?:your )?(?:sign|log)\s*in|reset)\b"
     # "482913 is your Instagram code": a code of a named service, not a place's or an order's
-    r"|\b(?:[A-Z]{1,2}-)?(?P<e>\d{4,8})\s+is\s+your\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|pin|passcode)\b")
+    r"|\b(?:[A-Z]{1,2}-)?(?P<e>\d{4,8})\s+is\s+your\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|pin|passcode)\b"
+    # the agent's own words: "Enter code 482913", "I entered the code 482913", "the code I received is 482913", "code
+    # 482913 expires in 10 minutes", "Verification code 482 913" (not an offer's: "Use code 2024 for 10% off")
+    r"|\b(?:enter|use|type|input|submit|entered|typed|used|submitted|received|got)\s+(?:the\s+|this\s+|a\s+)?"
+    r"(?:(?:verification|security|one-time|sms|text|login|sign-in|2fa|mfa|auth|access|confirmation)\s+)?code\s*:?\s*"
+    r"(?P<f>\d{4,8}|\d{3}[ -]\d{3})\b(?!\s*(?:for\s+\d+\s*%|%|off\b|at\s+checkout))"
+    r"|\b(?:the|your|this)\s+code\s+(?!of\b)(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){1,3}?(?:is|was)\s*:?\s*"
+    r"(?!(?:19|20)\d\d\b)(?P<g>\d{4,8}|\d{3}[ -]\d{3})\b"
+    r"|\bcode\s+(?P<h>\d{4,8})\s+(?:expires|is valid|will expire|valid for)\b"
+    r"|\b(?:verification|security|one-time|sms|login|2fa|mfa|auth)\s+code\s*:?\s*(?P<i>\d{3}[ -]\d{3})\b"
+    r"|(?<![\w-])code\s*:\s*(?P<j>\d{3}-\d{3})\b")
 # The same in other languages: a word that names a one-time code ("código de verificación", "Bestätigungscode",
 # "код подтверждения"), or "your code" ("tu código", "Ihr Code"), then a few words, "is" or a colon, and the code;
 # or the code first ("482913 es tu código de verificación").
@@ -55,7 +65,7 @@ _OTP_I18N = re.compile(
 
 
 def _otp(m: re.Match[str]) -> str:
-    name = next(g for g in ("a", "b", "c", "e") if g in m.re.groupindex and m.group(g) is not None)
+    name = next(g for g in ("a", "b", "c", "e", "f", "g", "h", "i", "j") if g in m.re.groupindex and m.group(g) is not None)
     return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
 
 

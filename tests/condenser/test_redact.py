@@ -950,3 +950,17 @@ def test_a_value_typed_into_its_own_element_after_a_password_field_was_focused_i
                     {"action": "click('#email')"}, {"action": "keyboard.type('bob.smith')"}])
     out = redact_trajectory(t)
     assert out.steps[1].action == "fill('#search', 'red shoes')" and "bob.smith" in out.steps[3].action
+
+
+@pytest.mark.parametrize("text", ["Enter code 482913", "Use code 482913", "code 482913 expires in 10 minutes",
+                                  "I entered the code 482913", "The code I received is 482913",
+                                  "The code from the SMS is 482913", "Verification code 482 913", "Code: 482-913"])
+def test_a_one_time_code_in_the_agent_s_own_words_is_redacted(text):
+    assert "482" not in redact_text(text).replace("[SECRET]", "")
+
+
+@pytest.mark.parametrize("text", ["Use code 2024 for 10% off", "Enter code SAVE20", "zip code 94103",
+                                  "Enter the promo code 1234 at checkout", "Area code 415",
+                                  "The code of conduct is 2019 edition", "error code 404"])
+def test_codes_that_are_no_one_time_code_stay(text):
+    assert redact_text(text) == text
