@@ -111,6 +111,7 @@ HINTS = {
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
     "auth_pair": ("auth", "basicauth", "digestauth", "proxyauth"),
+    "cookie_header": ("cookie:", "cookie :", "cookies:"),
     **command_line.HINTS,
     **one_time_codes.HINTS,
     **url_tokens.HINTS,
@@ -285,6 +286,24 @@ def _secret_field(m: re.Match[str]) -> str:
     return _mask_value(m, strict=True)
 
 
+# A Cookie or Set-Cookie header: every pair's value that looks generated is a session's secret, whatever its name
+# (li_at, SAPISID, __Secure-1PSID, .AspNetCore.Identity.Application); "theme=dark" and a cookie's attributes stay
+_COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookies?\s*:[ \t]*(?P<pairs>[^\n\r]*)")
+_COOKIE_PAIR = re.compile(r"(?P<name>[^=;,\s]+)=(?P<val>\"[^\"\n]*\"|[^;,\s]*)")
+_COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "priority", "version", "comment"})
+
+
+def _cookie_header(m: re.Match[str]) -> str:
+    def pair(p: re.Match[str]) -> str:
+        value = p.group("val").strip('"')
+        if p.group("name").lower() in _COOKIE_ATTRIBUTES or PLACEHOLDER.fullmatch(value) or not (
+                len(value) >= 16 or (len(value) >= 6 and _looks_secret(value))):
+            return p.group(0)
+        return f"{p.group('name')}={SECRET}"
+
+    return m.group(0)[: m.start("pairs") - m.start()] + _COOKIE_PAIR.sub(pair, m.group("pairs"))
+
+
 def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hits | None] | None = None) -> str:
     """`text` with every credential replaced by [SECRET]; `hits` from `Hints.find` (None: look everywhere), found
     again with `refind` once a replacement has moved them (without it: everywhere)."""
@@ -320,6 +339,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
     if wanted("auth_pair"):
         text = substitute_at(text, _AUTH_PAIR, _auth_pair, starts("auth_pair"), back=16, ahead=260)
+    if wanted("cookie_header"):
+        text = substitute_at(text, _COOKIE_HEADER, _cookie_header, starts("cookie_header"), back=12)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
     text = url_tokens.redact_url_tokens(text, starts_in)

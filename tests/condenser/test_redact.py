@@ -964,3 +964,12 @@ def test_a_one_time_code_in_the_agent_s_own_words_is_redacted(text):
                                   "The code of conduct is 2019 edition", "error code 404"])
 def test_codes_that_are_no_one_time_code_stay(text):
     assert redact_text(text) == text
+
+
+def test_every_generated_value_of_a_cookie_header_is_redacted_and_its_attributes_stay():
+    out = redact_text('Cookie: theme=dark; li_at=AQEDARabcdefGHIJ1234567890klmnop; JSESSIONID="ajax:1234567890123456789"')
+    assert "AQEDAR" not in out and "1234567890123456789" not in out
+    out = redact_text("Set-Cookie: SAPISID=Zx81Lm02Qp77RtQ9; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly")
+    assert "Zx81Lm02" not in out and "Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly" in out
+    assert "lang=en" in redact_text("Cookies: lang=en; csrftoken=a8F3kLm29QzX77pp")
+    assert redact_text("Cookie consent: accepted") == "Cookie consent: accepted"
