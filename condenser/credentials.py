@@ -112,6 +112,7 @@ HINTS = {
     "pair": ("login", "log-in", "creds", "credentials"),
     "auth_pair": ("auth", "basicauth", "digestauth", "proxyauth"),
     "cookie_header": ("cookie:", "cookie :", "cookies:"),
+    "named_value": ('"value"', "'value'", "value=", "value:", '"val"', "'val'"),
     **command_line.HINTS,
     **one_time_codes.HINTS,
     **url_tokens.HINTS,
@@ -286,6 +287,27 @@ def _secret_field(m: re.Match[str]) -> str:
     return _mask_value(m, strict=True)
 
 
+# A secret held as a name and a value in two slots of one object or element (HAR headers, a cookie list, Postman,
+# .NET and Java config): {"name": "X-Api-Key", "value": "..."}, {"key": "password", "value": "..."}, <add
+# key="ApiKey" value="..."/>. The value goes when the name names a secret (a cookie's or a session's: any name).
+_NAMED_VALUE = re.compile(
+    r"""(?P<head>["']?(?:name|key|field|id|header)["']?\s*[:=]\s*(?P<q>["'])(?P<name>[^"'\n]{1,80})(?P=q)\s*,?\s*"""
+    r"""(?:["']?(?:type|kind|domain|path)["']?\s*[:=]\s*["'][^"'\n]{0,80}["']\s*,?\s*)?"""
+    r"""["']?(?:value|val|content)["']?\s*[:=]\s*)(?P<val>"(?:[^"\\\n]|\\.)*"|'[^'\n]*')""", re.I)
+_SECRET_NAME = re.compile(nocase(_STRONG_WORDS) + "|" + nocase(r"\b(?:pass|pw|pin|cvv2?|cvc2?|otp|cookies?|session"
+                                                              r"|sessionid|sid|auth|key|signature|sig)\b"))
+_SESSION_LIST = re.compile(r"(?i)cookies?\s*[\"']?\s*[:=]\s*\[")  # a list of a browser's cookies: every value
+
+
+def _named_value(m: re.Match[str]) -> str:
+    value = m.group("val")[1:-1]
+    name = re.sub(r"(?<=[a-z])(?=[A-Z])|[_.\-]+", " ", m.group("name"))
+    in_cookies = _SESSION_LIST.search(m.string, max(0, m.start() - 400), m.start()) is not None
+    if not value or PLACEHOLDER.fullmatch(value) or not (_SECRET_NAME.search(name) or in_cookies and len(value) >= 8):
+        return m.group(0)
+    return m.group("head") + m.group("val")[0] + SECRET + m.group("val")[-1]
+
+
 # A Cookie or Set-Cookie header: every pair's value that looks generated is a session's secret, whatever its name
 # (li_at, SAPISID, __Secure-1PSID, .AspNetCore.Identity.Application); "theme=dark" and a cookie's attributes stay
 _COOKIE_HEADER = re.compile(r"(?i)\b(?:set-)?cookies?\s*:[ \t]*(?P<pairs>[^\n\r]*)")
@@ -339,6 +361,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _AS_SECRET, _after_name, starts("as_secret"), back=90, ahead=30)
     if wanted("auth_pair"):
         text = substitute_at(text, _AUTH_PAIR, _auth_pair, starts("auth_pair"), back=16, ahead=260)
+    if wanted("named_value"):
+        text = substitute_at(text, _NAMED_VALUE, _named_value, starts("named_value"), back=200, ahead=400)
     if wanted("cookie_header"):
         text = substitute_at(text, _COOKIE_HEADER, _cookie_header, starts("cookie_header"), back=12)
     if wanted("pair"):

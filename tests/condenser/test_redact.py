@@ -973,3 +973,20 @@ def test_every_generated_value_of_a_cookie_header_is_redacted_and_its_attributes
     assert "Zx81Lm02" not in out and "Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly" in out
     assert "lang=en" in redact_text("Cookies: lang=en; csrftoken=a8F3kLm29QzX77pp")
     assert redact_text("Cookie consent: accepted") == "Cookie consent: accepted"
+
+
+@pytest.mark.parametrize("text,secret", [
+    ('[{"key":"password","value":"Tr0ub4dor&3"}]', "Tr0ub4dor&3"),
+    ('{"name":"X-Api-Key","value":"abcd1234efgh5678ijkl"}', "abcd1234efgh5678ijkl"),
+    ('cookies: [{"name": "sessionid", "value": "k2j3h4g5f6d7s8a9"}]', "k2j3h4g5f6d7s8a9"),
+    ('cookies: [{"name": "_ga", "value": "GA1.2.12345678.1700000000"}]', "GA1.2.12345678"),
+    ('<add key="ApiKey" value="abcd1234efgh5678ijkl" />', "abcd1234efgh5678ijkl"),
+    ('{"field":"password","val":"Tr0ub4dor&3"}', "Tr0ub4dor&3"),
+])
+def test_a_secret_held_as_a_name_slot_and_a_value_slot_is_redacted(text, secret):
+    assert secret not in redact_text(text)
+
+
+@pytest.mark.parametrize("text", ['{"name":"Color","value":"Red"}', '[{"name": "theme", "value": "dark"}]'])
+def test_an_ordinary_name_and_value_pair_stays(text):
+    assert redact_text(text) == text
