@@ -56,10 +56,10 @@ _VENDOR_SK = ("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-or-")  # al
 
 def _prefixed_key(m: re.Match[str]) -> str:
     key = m.group(0)
-    if key.startswith("sk-") and not key.startswith(_VENDOR_SK) and _SLUG.fullmatch(key, 3) and sum(len(re.sub(r"\d", "", part)) >= 2
-                                                                  for part in re.split(r"[-_]", key[3:])) >= 2:
-        return key  # lower-case words and small numbers joined by hyphens: a slug
-    return SECRET
+    if not key.startswith("sk-") or key.startswith(_VENDOR_SK) or not _SLUG.fullmatch(key, 3):
+        return SECRET
+    words = sum(len(re.sub(r"\d", "", part)) >= 2 for part in re.split(r"[-_]", key[3:]))
+    return key if words >= 2 else SECRET  # lower-case words and small numbers joined by hyphens: a slug
 
 
 # Telegram bot tokens start with digits; ":AA" is their hint

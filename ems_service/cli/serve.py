@@ -35,6 +35,10 @@ def serve(
             raise typer.Exit(2)
         logger.info("embedded mode: no API keys, one 'default' namespace, bound to %s:%d only; data in %s", host,
                     port, settings.data_dir)
+    if settings.gil_switch_ms is not None:
+        import sys
+
+        sys.setswitchinterval(settings.gil_switch_ms / 1000)
     uvicorn.run(create_app(settings), host=host, port=port, log_config=None, access_log=False,
                 http=settings.http, loop=settings.loop)
 
