@@ -87,6 +87,9 @@ def render_system_message(guidance: Guidance) -> SystemMessage:
     return SystemMessage(role="system", content="\n".join(lines)[:2000])
 
 
+_SHORTENED_STOP = re.compile(r"…\.")
+
+
 def advice_key(guidance: Guidance) -> str:
     """What counts as "the same advice" for the cooldown."""
     if guidance.signals:  # the run's own state: the same finding is the same advice, whatever the plan says
@@ -185,6 +188,7 @@ def advise(
     heard = (bool(signals), len(parts) > len(signals[:2]))
     speak = speak and bool(parts)  # a plan dropped at a dead end leaves nothing to say: no "carry on" interruption
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
+    advice = _SHORTENED_STOP.sub("…", advice)  # a shortened page ends a sentence: "at /video/…." reads "…"
     error = None
     top = next((s for s in signals if s.kind in {"repeat", "errors"} or s.kind == "stall" and s.facts.get("error")),
                None)  # a wall first still has its repeat

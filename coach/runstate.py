@@ -45,9 +45,12 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
                            r"|enter your password", re.I),
     },
     "captcha": {
-        "url": re.compile(r"captcha|/challenge|/sorry/|validatecaptcha|cdn-cgi/challenge", re.I),
+        "url": re.compile(r"captcha|/challenge|/sorry/|validatecaptcha|cdn-cgi/challenge|are-?you-?(?:a-?)?human"
+                          r"|human-?verification|/bot-?(?:check|detection)|perimeterx|datadome|/distil_|/blockpage", re.I),
         "text": re.compile(r"captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|unusual traffic"
-                           r"|bot (?:check|detection)|press (?:and|&) hold|security check", re.I),
+                           r"|bot (?:check|detection)|press (?:and|&) hold|security check|just a moment\W{0,3}\s*(?:$|\W)"
+                           r"|checking (?:if the site connection is secure|your browser)|cloudflare|verifying you are"
+                           r" human|attention required|ddos protection|are you a human", re.I),
     },
     "not_found": {
         "url": re.compile(r"/404(?:[/?#.]|$)|/not-?found|/error(?:[/?#.]|$)", re.I),
@@ -326,12 +329,15 @@ def _errors(run: PartialRun) -> Signal | None:
     failed = [s for s in recent if s.error or (s.reward is not None and s.reward < 0) or action_verb(s.action) == "none"]
     if len(failed) < 2 or not (run.steps[-1].error or action_verb(run.steps[-1].action) == "none"):
         return None
+    if not any(s.error for s in failed) and (_unloaded(run.steps[-1].url) or not run.steps[-1].url):
+        return None  # steps that found nothing on a tab with no page, and no error said: `_nothing_done` says it
     classes = [error_class(s.error) if s.error else "an element that was not found" for s in failed]
     main = classes[-1]
     verb = action_verb(run.steps[-1].action)
+    share = f"Your last {len(recent)} actions" if len(failed) == len(recent) else \
+        f"{len(failed)} of your last {len(recent)} actions"
     return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
-                  f"{len(failed)} of your last {len(recent)} actions failed, the last with {main}. "
-                  f"Change approach: {_remedy(verb, main)}.",
+                  f"{share} failed, the last with {main}. Change approach: {_remedy(verb, main)}.",
                   {"failed": len(failed), "error": main, "remedy": _remedy(verb, main)})
 
 
@@ -383,13 +389,15 @@ def _walls(run: PartialRun) -> list[Signal]:
     # the texts every wall looks at, cleaned once (a page can make them megabytes long: a prefix is read)
     hard = [clean(t[:10000])[:5000] for t in (last.observation, last.error) if t]
     words = clean((last.thought or "")[:5000])
-    said_stuck = bool(words and not _HANDLED.search(words) and (STUCK.search(words) or _BLOCKING.search(words)))
+    handled = bool(words and _HANDLED.search(words))
+    said_stuck = bool(words and not handled and (STUCK.search(words) or _BLOCKING.search(words)))
     earlier: list[str] | None = None  # the step before's texts, cleaned when a wall needs them (seldom)
     for kind, patterns in WALLS.items():
         in_url = bool(last.url and patterns["url"].search(last.url))
         in_page = any(patterns["text"].search(t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
-        in_words = said_stuck and bool(patterns["text"].search(words))
+        # (a bot check the agent names is in its way whatever else it says: "Just a moment... Cloudflare")
+        in_words = (said_stuck or (kind == "captcha" and not handled)) and bool(words and patterns["text"].search(words))
         # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption:
         # on the page, it counts when the step failed, the kind always stops a run, or the step before showed it
         # too; in the agent's words, when the step before showed it (that step looked at only when it decides)

@@ -458,3 +458,39 @@ def test_a_path_is_shown_by_its_own_beginning_and_says_when_it_goes_deeper():
     assert page("https://x.com/resources/airport/KCMA/weather", "x.com") == "/resources/airport/KCMA/…"
     assert page("https://x.com/a/" + "b" * 30 + "/c", "x.com") is None  # never pieces of it: "/a/c" is no page
     assert page("https://shop.com/event/9", "shop.com") == "/event/9"
+
+
+@pytest.mark.parametrize("url", [SITE + "/areyouahuman?itemid=9", SITE + "/human-verification", SITE + "/bot-check"])
+def test_a_bot_check_known_by_its_address_is_a_wall_and_gets_no_other_run_s_plan(url):
+    steps = [{"action": "click('Buy')", "url": SITE + "/event/9"}, {"action": "click('Buy')", "url": url}]
+    assert "wall:captcha" in kinds(run(steps))
+
+
+def test_a_bot_check_the_agent_names_on_two_steps_is_a_wall():
+    note = "The page shows 'Just a moment...' from Cloudflare while it checks the browser. I will wait."
+    steps = [{"action": "click('Buy')", "url": SITE + "/event/9"},
+             {"action": "wait", "url": SITE + "/event/9", "thought": note},
+             {"action": "wait", "url": SITE + "/event/9", "thought": note}]
+    assert "wall:captcha" in kinds(run(steps))
+    handled = [*steps[:2], {**steps[2], "thought": "The Cloudflare check is gone now, let me continue."}]
+    assert "wall:captcha" not in kinds(run(handled))
+
+
+def test_steps_that_found_nothing_on_a_blank_tab_get_no_made_up_error():
+    r = run([{"action": "None", "url": "about:blank"}, {"action": "None", "url": "about:blank"}])
+    assert "errors" not in kinds(r)
+    g = advise(r, [])
+    assert "of your last" not in g.advice and "actions failed" not in g.advice
+
+
+def test_every_one_of_the_last_actions_failing_is_said_without_a_count_of_a_count():
+    steps = [{"action": f"click('Buy {i}')", "url": SITE + f"/event/{i}", "error": "Element not found"} for i in range(3)]
+    g = advise(run(steps), [])
+    assert "Your last 3 actions failed" in g.advice and "3 of your last 3" not in g.advice
+
+
+def test_a_shortened_page_at_the_end_of_a_sentence_takes_no_second_stop():
+    steps = [{"action": "click('Buy')", "url": SITE + "/event/9"},
+             {"action": "click('Buy')", "url": SITE + "/errors/validateCaptcha/segment-one-two-three/abc?x=1"}]
+    advice = advise(run(steps), []).advice
+    assert "/segment-one-two-three/… Do not" in advice and "…." not in advice
