@@ -358,6 +358,8 @@ _WALL_WORDS = {
                      "type guesses into it or reload again and again: report that the site blocks automated access.",
     "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
                  "guessed address.",
+    "not_found_link": "The page{at} does not exist: the link you followed leads nowhere. Go back and reach the page "
+                      "another way ({site}'s menu or search).",
     "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
                "page another way (the site's home page, menu or search), or report that the site blocks access.",
     "load_error": "The browser could not load the page{came}: it shows its own error page. Loading the same address "
@@ -376,6 +378,12 @@ _ACCOUNT_TASK = re.compile(
     r"|\bwish ?list|\bsave (?:it |this |them |the \w+ )?(?:to|in) (?:my|a) ")
 _PURCHASE_TASK = re.compile(r"(?i)\b(?:buy|purchase|order(?! (?:status|number|history|id|details|tracking|no\b|#|\d))|check ?out|book"
                             r"|reserve|pay|rent)\b|\bto (?:the |my )?cart\b")
+
+
+# Tasks that name what a guest lookup asks for: an order's or a booking's number, often with an e-mail
+_LOOKUP_TASK = re.compile(r"(?i)\b(?:order|booking|reservation|confirmation|tracking|ticket|rebate|claim|case)\s*"
+                          r"(?:number|no\.?|#|id|code)\b|\b(?:track|status of|look ?up|find) (?:my |an? |the )?(?:order"
+                          r"|package|shipment|booking|reservation|rebate|claim)\b")
 
 
 def _walls(run: PartialRun) -> list[Signal]:
@@ -423,10 +431,13 @@ def _walls(run: PartialRun) -> list[Signal]:
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
         elif kind == "login" and _ACCOUNT_TASK.search(run.task):
             key = "login_only"  # following, liking, a playlist, a history: no guest way exists
+        elif kind == "not_found" and action_verb(last.action) not in {"navigate", "other"}:
+            key = "not_found_link"  # a click led there: no address was guessed
         came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run) \
             if key == "load_error" else ""
-        ways = ("guest checkout, public pages, the site's search" if _PURCHASE_TASK.search(run.task)
-                else "public pages, the site's search")
+        ways = ("a guest lookup with the details your task gives (an order or booking number, an e-mail), public "
+                "pages" if _LOOKUP_TASK.search(run.task) else "guest checkout, public pages, the site's search"
+                if _PURCHASE_TASK.search(run.task) else "public pages, the site's search")
         message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
                                           Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)

@@ -359,8 +359,10 @@ def test_a_sign_in_wall_before_an_account_only_task_says_report_it(task):
 
 def test_guest_checkout_is_offered_only_to_a_task_that_buys():
     assert "guest checkout" in _advice(_login_run("Buy two $50 gift cards"))[0]
-    plain = _advice(_login_run("Check the order status of order 24124124091"))[0]
+    plain = _advice(_login_run("Read the reviews of the new album"))[0]
     assert "look for a way that needs no account (public pages, the site's search)" in plain
+    lookup = _advice(_login_run("Check the order status of order 24124124091"))[0]
+    assert "guest lookup with the details your task gives" in lookup and "guest checkout" not in lookup
 
 
 def test_a_captcha_in_front_of_the_first_page_of_the_site_says_report_it():
@@ -494,3 +496,17 @@ def test_a_shortened_page_at_the_end_of_a_sentence_takes_no_second_stop():
              {"action": "click('Buy')", "url": SITE + "/errors/validateCaptcha/segment-one-two-three/abc?x=1"}]
     advice = advise(run(steps), []).advice
     assert "/segment-one-two-three/… Do not" in advice and "…." not in advice
+
+
+def test_a_missing_page_reached_by_a_click_blames_the_link_not_a_guessed_address():
+    steps = [{"action": "click('Deals')", "url": SITE + "/event/9"}, {"action": "click('Deals')", "url": SITE + "/n/error"}]
+    g = advise(run(steps), [])
+    assert "link you followed" in g.advice and "guessed address" not in g.advice
+    typed = [steps[0], {"action": "goto('https://www.ticketshop.com/n/error')", "url": SITE + "/n/error"}]
+    assert "guessed address" in advise(run(typed), []).advice
+
+
+def test_a_sign_in_wall_on_an_order_lookup_task_points_to_the_guest_lookup():
+    steps = [{"action": "click('Order status')", "url": SITE + "/"}, {"action": "click('Track')", "url": SITE + "/signin"}]
+    g = advise(run(steps, task="Check the status of order number W123456 with the e-mail jane@example.com"), [])
+    assert "guest lookup with the details your task gives" in g.advice
