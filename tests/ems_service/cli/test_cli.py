@@ -100,3 +100,25 @@ def test_export_import_roundtrip_reembeds(tmp_path, monkeypatch):
     assert {(v.id, len(v.vector)) for batch in IndexFeed(db, EpisodeRepository(db)).iter_index_rows("fleet-b")
             for v in batch} == {(r.id, 384) for r in rows}
     db.close()
+
+
+def test_serve_sets_the_gil_switch_interval_only_when_asked(tmp_path, monkeypatch):
+    """`EMS_GIL_SWITCH_MS` reaches `sys.setswitchinterval` before uvicorn starts; unset, Python's own stays."""
+    import sys
+
+    import uvicorn
+
+    seen: list[float] = []
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: seen.append(sys.getswitchinterval()))
+    monkeypatch.setenv("EMS_DATABASE_URL", f"sqlite:///{tmp_path / 'serve.db'}")
+    monkeypatch.setenv("EMS_DATA_DIR", str(tmp_path / "data"))
+    before = sys.getswitchinterval()
+    try:
+        monkeypatch.setenv("EMS_GIL_SWITCH_MS", "2.5")
+        assert CliRunner().invoke(app, ["serve"]).exit_code == 0
+        monkeypatch.delenv("EMS_GIL_SWITCH_MS")
+        sys.setswitchinterval(before)
+        assert CliRunner().invoke(app, ["serve"]).exit_code == 0
+    finally:
+        sys.setswitchinterval(before)
+    assert seen == [0.0025, before]
