@@ -185,9 +185,9 @@ class Settings(BaseSettings):
                             "when it imports, else h11 (pure Python)")
     loop: Literal["auto", "uvloop", "asyncio"] = Field(
         "auto", description="event loop of `webcoach serve`: auto takes uvloop when it imports, else asyncio's")
-    gil_switch_ms: float | None = Field(
-        None, gt=0, le=100, description="how long `webcoach serve` lets one thread hold the GIL before another "
-                                        "that waits for it gets it (sys.setswitchinterval; default: Python's, 5 ms)")
+    gil_switch_ms: float = Field(
+        20.0, gt=0, le=100, description="how long `webcoach serve` lets one thread hold the GIL before another "
+                                        "that waits for it gets it (sys.setswitchinterval; Python's own is 5 ms)")
     max_in_flight: int = Field(
         16, ge=0, description="API requests (/v1/) inside the service at once; more wait in arrival order "
                               "(ems_service.admission; 0: no limit)")
