@@ -52,7 +52,8 @@ def test_exponential_cases_return(text):
 
 @pytest.mark.parametrize("text,expected", [
     ("mail a@b.com&c@d.com now", "mail [EMAIL]&[EMAIL] now"),  # the second starts inside the first's run
-    ("x" * 70 + "?john@example.com", "[EMAIL]"),  # "?" may stand in a local part: the whole run is one
+    # "?" (like & / =) is read as a link's delimiter, not part of a name, since 2026-12-07: the address starts after it
+    ("x" * 70 + "?john@example.com", "x" * 70 + "?[EMAIL]"), ("x" * 70 + "!john@example.com", "[EMAIL]"),
     ("?" * 5000 + " a@b.io", "?" * 5000 + " [EMAIL]"),
 ])
 def test_emails_found_where_they_start(text, expected):
