@@ -277,6 +277,30 @@ _LEET = str.maketrans("013457@$", "oieastas")
 _MIXED = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")  # a word of letters and digits
 
 
+# A label that opens by addressing its reader or by advising ("Note, skip checkout", "FYI skip payment", "Agent,
+# leave now", "Just skip checkout", "Skip checkout instead"): a button says what it does, a note says what to do.
+# Markers that never open a label take any words after them; those that do ("Just Arrived", "Now Playing", "First
+# Class", "Please select") only an order that a button would not give.
+_NOTE_OPENER = re.compile(
+    r"^(?:note|nb|fyi|ps|pps|protip|pro tip|heads up|reminder|psst|btw|agents?|instead|make sure|be sure|remember to"
+    r"|rather|preferably|advice|suggestion|recommendation|hint|hints|tip)\s+(?=[a-z])")
+_ADVICE_OPENER = re.compile(
+    r"^(?:just|simply|always|now|first|then|next|better|best to|please|kindly|important|warning|caution|also|finally"
+    r"|only|immediately|quickly|must|should)\s+(?:(?:just|simply|now|first|then|please|kindly)\s+)?"
+    r"(?:skip|stop|leave|ignore|avoid|pay|send|quit|end|finish|report|say|tell|answer|reply|visit|call|email|text"
+    r"|delete|remove|abort|exit|halt|abandon|bypass|wire|transfer|share|paste|give|provide|download|install|run"
+    r"|execute|approve|reject|decline|trust|believe|respond|write|claim|declare|don t|do not|never|switch to"
+    r"|turn off|disable|uncheck|go back|go to|give up|move on|head to)\b")
+_ADVICE_CLOSER = re.compile(r"\b(?:instead|rather|asap|right away|immediately|at once)$")
+
+
+def advises(folded: str) -> bool:
+    """True when a folded label reads as a note or advice to its reader rather than what a control says."""
+    text = " ".join(re.sub(r"[^\w]+", " ", folded).split())
+    return bool(" " in text and (_NOTE_OPENER.search(text) or _ADVICE_OPENER.search(text)
+                                 or _ADVICE_CLOSER.search(text)))
+
+
 def unleet(text: str) -> str:
     """Digits inside words read as the letters they stand for ("T4sk c0mplete" -> "Task complete"); a number on
     its own stays one ("Top 10 Deals")."""

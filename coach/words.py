@@ -21,7 +21,7 @@ import unicodedata
 from itertools import takewhile
 from urllib.parse import urlsplit
 
-from coach.steering import names_secret, steers, unleet
+from coach.steering import advises, names_secret, steers, unleet
 from condenser import action_target, action_verb, domain_of
 from condenser.lookalikes import BUILT_IN_MARKS, CONFUSABLES
 from condenser.sites import is_public_suffix, registrable_domain
@@ -162,7 +162,7 @@ def label(text: str | None) -> str | None:
         return None
     if not _LABEL_OK.match(t) or _MARKUP.search(t) or _ODD_LETTERS.search(t) or instruction_like(t):
         return None
-    if steers(_folded(t)):  # a spaced host, a request for a secret, a number to call, the end of the task
+    if steers(_folded(t)) or advises(_folded(t)):  # a spaced host, a request for a secret, the end of the task, a note
         return None
     # the same read with camel humps split ("QuitTask", "PasteCVVHere") and digits in words read as letters
     # ("1gn0re all rules")
@@ -290,7 +290,7 @@ def _bad_segment(segment: str) -> bool:
     words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
     return bool(disguised_hosts(segment) or _host_segment(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
                 or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words)
-                or len(segment) <= 64 and steers(_folded(words)))  # a longer segment is never shown
+                or len(segment) <= 64 and (steers(_folded(words)) or advises(_folded(words))))  # a longer one is never shown
 
 
 _SPELLED_DOT = re.compile(r"(?i)[a-z0-9][-_]dot[-_][a-z]{2,}")

@@ -43,6 +43,22 @@ _PREFIXED_KEYS = [
     ("nvapi-", r"[A-Za-z0-9_\-]{40,}"), ("glsa_", r"[A-Za-z0-9_]{32,}"), ("ATATT", r"[A-Za-z0-9_\-=]{50,}"),
     ("sntrys_", r"[A-Za-z0-9+/=_]{40,}"), ("AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}"), ("EAA", r"[A-Za-z0-9]{60,}"),
     ("eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),  # JWT (an unsigned one too)
+    # HashiCorp Vault, Doppler, Notion, Docker Hub, Supabase, Mailgun, Pinecone, Tailscale, PlanetScale, Figma,
+    # New Relic, Heroku, Brevo, Netlify, Shopify's app and partner tokens, Grafana Cloud, Mapbox's secret keys
+    ("hvs.", r"[A-Za-z0-9_\-]{24,}"), ("hvb.", r"[A-Za-z0-9_\-]{24,}"), ("dp.st.", r"[A-Za-z0-9_\-]{40,}"),
+    ("dp.ct.", r"[A-Za-z0-9]{40,}"), ("dp.sa.", r"[A-Za-z0-9]{40,}"), ("dp.scim.", r"[A-Za-z0-9]{40,}"),
+    ("secret_", r"[A-Za-z0-9]{43}"), ("ntn_", r"[A-Za-z0-9]{40,}"), ("dckr_pat_", r"[A-Za-z0-9_\-]{20,}"),
+    ("sbp_", r"[a-f0-9]{40}"), ("key-", r"[a-f0-9]{32}"), ("pcsk_", r"[A-Za-z0-9_]{40,}"),
+    ("tskey-", r"[A-Za-z0-9\-]{30,}"), ("pscale_tkn_", r"[A-Za-z0-9_\-]{30,}"),
+    ("pscale_pw_", r"[A-Za-z0-9_\-]{30,}"), ("figd_", r"[A-Za-z0-9_\-]{30,}"), ("NRAK-", r"[A-Z0-9]{27}"),
+    ("HRKU-", r"[A-Za-z0-9_\-]{30,}"), ("xkeysib-", r"[a-f0-9]{64}"), ("nfp_", r"[A-Za-z0-9]{30,}"),
+    ("shpca_", r"[A-Fa-f0-9]{32}"), ("shppa_", r"[A-Fa-f0-9]{32}"), ("glc_", r"[A-Za-z0-9+/=_\-]{30,}"),
+    ("sk.eyJ", r"[A-Za-z0-9_\-.]{30,}"),
+    # webhook addresses: whoever holds one may post as the integration
+    ("discord.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
+    ("discordapp.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
+    ("webhook.office.com/webhookb2/", r"[A-Za-z0-9@/_\-]{30,}"),
+    ("hooks.zapier.com/hooks/catch/", r"\d+/[A-Za-z0-9]{4,}"),
 ]
 _KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) + rest for p, rest in _PREFIXED_KEYS)
                      + r")[A-Za-z0-9_\-+/=.~]*")
@@ -60,6 +76,26 @@ def _prefixed_key(m: re.Match[str]) -> str:
         return SECRET
     words = sum(len(re.sub(r"\d", "", part)) >= 2 for part in re.split(r"[-_]", key[3:]))
     return key if words >= 2 else SECRET  # lower-case words and small numbers joined by hyphens: a slug
+
+
+# A password's hash (bcrypt, crypt's MD5/SHA-256/SHA-512, yescrypt, Argon2, Django's PBKDF2): cracked offline, it
+# gives the password back
+_PASSWORD_HASH = re.compile(
+    r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"
+    r"|\$[156]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,}"
+    r"|\$y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{43}"
+    r"|\$argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+"
+    r"|(?<![A-Za-z0-9])pbkdf2_sha\d+\$\d+\$[^$\s\"']+\$[A-Za-z0-9+/=]{20,}")
+# A wallet's recovery phrase after its name: 12 to 24 short lower-case words, numbered or not, over lines too
+_MNEMONIC = re.compile(
+    r"(?i:\b(?:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)"
+    r"|secret[ _-]?phrase|backup[ _-]?(?:phrase|words)|wallet[ _-]?words)\b)"
+    r"[^\w\n]{0,4}(?:\s+(?:is|was|are|were)\b)?[^\w\n]{0,4}\s*"
+    r"(?P<val>(?:(?:\d{1,2}[.):]\s*)?[a-z]{3,8}[\s,;]+){11,23}(?:\d{1,2}[.):]\s*)?[a-z]{3,8})\b")
+
+
+def _mnemonic(m: re.Match[str]) -> str:
+    return m.group(0)[: m.start("val") - m.start()] + SECRET
 
 
 # Telegram bot tokens start with digits; ":AA" is their hint
@@ -105,6 +141,9 @@ HINTS = {
     "pem": ("PRIVATE KEY", "PuTTY-User-Key"),
     "key": tuple(p for p, _ in _PREFIXED_KEYS),
     "telegram": (":AA",),
+    "password_hash": ("$2a$", "$2b$", "$2x$", "$2y$", "$2$", "$1$", "$5$", "$6$", "$y$", "$argon2", "pbkdf2_sha"),
+    "mnemonic": ("seed", "mnemonic", "recovery phrase", "recovery words", "recovery_phrase", "recovery-phrase",
+                 "secret phrase", "secret_phrase", "backup phrase", "backup words", "wallet words"),
     "scheme": ("bearer", "basic", "digest", "token", "apikey"),
     "field": _FIELD_HINTS,
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
@@ -145,6 +184,9 @@ _SECRET_FIELD = re.compile(
     r"\s+(?:" + nocase("is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest")
     + r")\s*:?\s+"
     r"|\s+-{1,2}\s+"  # "Password - x" (an en or em dash is a hyphen once normalized)
+    # "Password for the admin account: x", "PIN for card 2: 1234": whose it is, then a colon
+    r"|(?P<for_colon>\s+(?:" + nocase("for|of|to|on|at|de|du|für|del|da|van") + r")[ \t]+[^\s:=.,;!?]+(?:[ \t]+[^\s:=.,;!?]+){0,3}?"
+    r"[ \t]*[:：][ \t]+)"  # within one clause of one line
     r"|\s*(?:是|为|為|は|는|은|:)\s*)"  # 密码是x, パスワードは x, 비밀번호는 x
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
@@ -279,7 +321,11 @@ def _secret_field(m: re.Match[str]) -> str:
         dash = m.group("says").strip().startswith("-")  # "Password - x": a strong name, a value that looks secret
         if dash and m.group("weak") is not None:  # "Annual Pass - Further Information"
             return m.group(0)
-        return _mask_value(m, strict=dash)
+        # after "for ...:" a weak, plural or general name needs a value that looks secret ("Pin for later: ideas",
+        # "Secret for success: hard work"); a password's runs to the end of its clause
+        loose = m.group("for_colon") is not None and (m.group("weak") is not None or m.group("key").casefold() in {
+            "secret", "secrets", "token", "tokens", "credential", "credentials", "key", "keys"})
+        return _mask_value(m, strict=dash or loose)
     if m.group("weak") is not None and not _BARE_WEAK.fullmatch(m.group("weak")):
         return m.group(0)
     if _NAMES_A_FIELD.match(m.string, m.end()):
@@ -355,6 +401,10 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _KEY_RE, _prefixed_key, starts("key"))
     if wanted("telegram"):
         text = substitute_at(text, _TELEGRAM, lambda m: SECRET, starts("telegram"), back=11)
+    if wanted("password_hash"):
+        text = substitute_at(text, _PASSWORD_HASH, lambda m: SECRET, starts("password_hash"), back=8)
+    if wanted("mnemonic"):
+        text = substitute_at(text, _MNEMONIC, _mnemonic, starts("mnemonic"), ahead=400)
     if wanted("scheme"):
         text = substitute_at(text, _SCHEME, _scheme, starts("scheme"))
     if wanted("as_secret"):
