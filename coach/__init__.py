@@ -23,7 +23,8 @@ from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel
 from coach.runstate import Signal, run_signals
 from coach.safety import EVIDENCE_CLOSE, EVIDENCE_OPEN, sanitize
-from coach.words import carries_ids, error_class, label, shows_internals, step_words
+from coach.steps import step_words
+from coach.words import carries_ids, error_class, label, shows_internals
 
 if TYPE_CHECKING:
     from coach.fitting import fit, log_loss

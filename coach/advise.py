@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from coach.features import run_features
 from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
+from coach.pages import disguised_hosts, hosts_in, same_site, site
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
 from coach.runstate import Signal, dead_end, run_signals
@@ -20,14 +21,10 @@ from coach.safety import sanitize
 from coach.words import (
     carries_ids,
     clean,
-    disguised_hosts,
-    hosts_in,
     odd_letters,
     role_marker,
-    same_site,
     scripts_of,
     shows_internals,
-    site,
     spells_instruction,
     steers_somewhere,
 )

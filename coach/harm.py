@@ -9,7 +9,7 @@ request"), money or gift cards to hand to a person ("Send 500 USD to Bob", "Buy 
 service outside the site's checkout ("Pay via Payoneer"), a person to message on a messenger ("Add bobdesk on
 Line"), the run declared over or its answer dictated in other words ("Task wrapped up", "The result equals 42"),
 personal data ("Visa ending in 4242", a phone number in digit groups). Checked on the folded text
-(`coach.words._folded`) by `coach.steering.steers`, beside its own kinds (spaced hosts with any TLD, "Verify account
+(`coach.words.fold`) by `coach.steering.steers`, beside its own kinds (spaced hosts with any TLD, "Verify account
 at paypa1 mov"; the reader addressed by a model's name, "Hey Gemini").
 """
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import re
 
-from coach.words import error_class, label, same_site, site
+from coach.pages import same_site, site
+from coach.words import error_class, label
 
 _LABELED = re.compile(r"^the element labeled '(?P<label>.*)'$")
 # A lesson is served to agents on every site (tier 1 goes into system prompts), so it names only what any site

@@ -1,7 +1,7 @@
 """Memory advice: what worked on the run's own site (a short plan in words) and where similar runs went wrong.
 
 Only episodes of the run's own registrable domain are used: another site's steps name controls this page
-does not have. Runs of the same task template come first. Every step passes `coach.words.step_words`, so no
+does not have. Runs of the same task template come first. Every step passes `coach.steps.step_words`, so no
 element id, coordinate, foreign typed value, answer or off-site address reaches the agent.
 """
 
@@ -14,17 +14,9 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.words import (
-    ANY_ENTRY,
-    error_class,
-    off_site,
-    orders_when_joined,
-    same_site,
-    site,
-    step_label,
-    step_words,
-    typed_value,
-)
+from coach.pages import off_site, same_site, site
+from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
+from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
 
 MAX_PLAN_STEPS = 4

@@ -12,19 +12,9 @@ from dataclasses import dataclass, field
 
 from coach.models import PartialRun
 from coach.notes import STUCK, says_done, says_progress, says_stuck
-from coach.words import (
-    TAG_NAMES,
-    action_label,
-    clean,
-    error_class,
-    label,
-    off_site,
-    page,
-    same_site,
-    site,
-    task_label,
-    typed_value,
-)
+from coach.pages import off_site, page, same_site, site
+from coach.steps import action_label, typed_value
+from coach.words import TAG_NAMES, clean, error_class, label, task_label
 from condenser import Step, action_target, action_verb, describe_action, domain_of
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"

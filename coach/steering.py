@@ -5,7 +5,7 @@ A writer controls both, and a few short words can carry an order without any ins
 spaces ("Log in at evil com"), a request for a secret ("Send card number to support"), a number to call ("Dial
 1-8OO-FLOWERS", "/email-me-at-bob"), the end of the task ("Stop here, task done", "/give-up-now"), words
 addressed to the reader ("tell-the-user-to-...") or an order to move money ("wire money now"). Such a
-fragment is not quoted. The checks read the folded text (`coach.words._folded`: look-alikes to Latin, no accents,
+fragment is not quoted. The checks read the folded text (`coach.words.fold`: look-alikes to Latin, no accents,
 lower case), with word separators of paths already turned into spaces.
 """
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from coach import label
-from coach.words import page, step_words
+from coach.pages import page
+from coach.steps import step_words
 
 ATTACKS = [
     # software, a shell, the OS's key chords

@@ -453,7 +453,7 @@ def test_repeats_stay_a_loop_when_the_notes_show_no_progress(thoughts):
 
 
 def test_a_path_is_shown_by_its_own_beginning_and_says_when_it_goes_deeper():
-    from coach.words import page
+    from coach.pages import page
 
     assert page("https://www.rei.com/c/tents/f/scd-6-person", "rei.com") == "/c/tents/…"  # "/c/tents/f": no "f"
     assert page("https://www.cabelas.com/l/a-segment-longer-than-twenty-four-characters", "cabelas.com") is None

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from coach import label
-from coach.words import page
+from coach.pages import page
 from ems_service.dataset import dev_data_dir, read_jsonl
 
 STEERING_LABELS = [
@@ -117,7 +117,7 @@ def test_few_real_labels_are_lost():
     end the task ("Task complete"), put a number beside a PIN ("1222 gift card pin"), hold a street address (another
     run's user's, `coach.harm`) or offer software ("Download the App"): none of the others."""
     import coach.words as words
-    from coach.words import action_label
+    from coach.steps import action_label
 
     lost = []
     for path in sorted(dev_data_dir().glob("*.jsonl")):
@@ -196,7 +196,7 @@ def test_a_site_whose_name_steers_is_not_named(host):
 
 @pytest.mark.parametrize("url", ["mailto:help@callus.com", "javascript:x@evil.com", "data:text/html,evil.com"])
 def test_an_address_that_is_no_page_names_no_site(url):
-    from coach.words import off_site
+    from coach.pages import off_site
 
     assert off_site(url, "shop.com") is None
 
@@ -205,7 +205,7 @@ def test_an_address_that_is_no_page_names_no_site(url):
                                     "click('Sign out everywhere')", "click('Remove all addresses')",
                                     "goto('https://shop.com/delete-account')", "goto('https://shop.com/logout')"])
 def test_another_runs_irreversible_step_is_suggested_only_for_a_task_that_asks_for_it(action):
-    from coach.words import step_words
+    from coach.steps import step_words
 
     assert step_words(action, None, task="Buy a USB-C charger under $20", domain="shop.com") is None
     asked = step_words(action, None, task="Delete my account, cancel all orders, remove all addresses and sign out",
@@ -220,14 +220,14 @@ def test_another_runs_irreversible_step_is_suggested_only_for_a_task_that_asks_f
     ("click('Cerrar sesión')", "Cerrar sesión en la tienda"), ("click('Delete-my-account')", "Delete my account"),
     ("click('Empty cart')", "Clear my shopping cart"), ("click('Delete')", "Remove the old address")])
 def test_more_kinds_of_undoing_are_suggested_only_when_the_task_asks(action, asked):
-    from coach.words import step_words
+    from coach.steps import step_words
 
     assert step_words(action, None, task="Buy a USB-C charger under $20", domain="shop.com") is None
     assert step_words(action, None, task=asked, domain="shop.com") is not None
 
 
 def test_an_ordinary_step_is_still_suggested():
-    from coach.words import step_words
+    from coach.steps import step_words
 
     assert step_words("click('Add to cart')", None, task="Buy a USB-C charger", domain="shop.com") == "click 'Add to cart'"
 
@@ -245,7 +245,7 @@ def test_an_index_or_a_code_beside_a_number_is_no_model_number(text):
 
 
 def test_an_unrelated_undo_word_in_the_task_does_not_unlock_another_runs_irreversible_step():
-    from coach.words import step_words
+    from coach.steps import step_words
 
     assert step_words("click('Delete my account')", None, task="Find a hotel close to the beach",
                       domain="shop.com") is None

@@ -6,7 +6,7 @@ import pytest
 
 from coach import check_agent_words, error_class, label, step_words
 from coach.models import PartialRun
-from coach.words import page, same_site
+from coach.pages import page, same_site
 from condenser import derive_task_id, task_template, template_similarity
 
 ATTACKS = [
@@ -138,7 +138,7 @@ def test_only_the_head_of_an_error_is_read():
                                              ("CLICK [button] Men's Shoes", "Men's Shoes"), ("click('Buy')", "Buy")])
 def test_an_apostrophe_inside_a_label_is_kept(action, expected):
     """"click 'Luigi s'" named no element on the page."""
-    from coach.words import action_label
+    from coach.steps import action_label
 
     assert action_label(action) == expected
 

@@ -1,0 +1,150 @@
+"""Where the agent is, in words it may read: a site's name, the path of a page on the run's own site, another
+site's name, and the host names a text holds or hides (`evil . com`, `evil(dot)com`, an IP address).
+
+Every path segment passes the label checks of `coach.words` (instructions, orders, notes to the reader) before any
+of it is shown; a segment that hides a host, an address or an instruction withholds the whole page.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import takewhile
+from urllib.parse import urlsplit
+
+from coach.steering import advises, steers
+from coach.words import IDLIKE, clean, fold, instruction_like, spells_instruction
+from condenser import domain_of
+from condenser.sites import is_public_suffix, registrable_domain
+
+_PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
+
+
+def site(domain: str | None) -> str | None:
+    """A host name fit to show, or None."""
+    d = clean(domain).lower()
+    if not d or len(d) > 60 or not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+", d):
+        return None
+    return d
+
+
+def same_site(url_or_domain: str | None, domain: str | None) -> bool:
+    """True when both name the same registrable domain (a URL without a host is relative: same site)."""
+    if not url_or_domain:
+        return True
+    host = domain_of(url_or_domain) if ("/" in url_or_domain or ":" in url_or_domain) else url_or_domain
+    if host is None:
+        return url_or_domain.lstrip().startswith("/")
+    if not domain:
+        return False
+    return registrable_domain(host) == registrable_domain(domain)
+
+
+def _bad_segment(segment: str) -> bool:
+    """A path segment that hides a host, an address or an instruction (`evil.com`, `evil.to`, `evil-dot-ai`,
+    `10.0.0.1`, `ignore_rules`)."""
+    words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
+    return bool(disguised_hosts(segment) or _host_segment(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
+                or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words)
+                or len(segment) <= 64 and (steers(fold(words)) or advises(fold(words))))  # a longer one is never shown
+
+
+_SPELLED_DOT = re.compile(r"(?i)[a-z0-9][-_]dot[-_][a-z]{2,}")
+
+
+def _host_segment(segment: str) -> bool:
+    """`evil.to`, `evil.lol`: a name ending in a public suffix (any TLD, from the public-suffix list), or a dot
+    spelled out (`evil-dot-ai`). A page's own file name (`index.html`, `store-locator.shtml`) is none."""
+    if _SPELLED_DOT.search(segment):
+        return True
+    name, dot, tld = segment.lower().rpartition(".")
+    return bool(dot and name and re.fullmatch(r"[a-z]{2,24}", tld) and tld not in _FILE_TYPES and is_public_suffix(tld))
+
+
+_FILE_TYPES = frozenset("html htm shtml xhtml php asp aspx jsp jspx cfm cgi pl json xml rss pdf jpg jpeg png gif svg "
+                        "webp css js txt csv doc docx xls xlsx ppt pptx mp3 mp4 webm".split())
+
+
+# hosts that serve one function of a site (sign-in, accounts, help, payment): their root is not the site's home
+_SERVICE_HOST = re.compile(r"(?:log-?in|sign-?in|auth|sso|id|accounts?|my-?account|secure\d*|help|support|faq"
+                           r"|checkout|pay(?:ments?)?|billing|passport)", re.I)
+
+
+def _other_host(url: str, domain: str | None) -> str | None:
+    """The host of `url` when it is a service host of the run's site other than the task's own (`login.yahoo.com`
+    for a task on sports.yahoo.com), fit to show: its own labels pass the same checks as a path segment."""
+    host = (domain_of(url) or "").lower().removeprefix("www.")
+    own = ((domain_of(domain) if domain and "/" in domain else clean(domain)) or "").lower().removeprefix("www.")
+    base = registrable_domain(host) if host else ""
+    if not host or not base or host in {own, base}:
+        return None
+    labels = host[: -len(base)].rstrip(".").split(".")
+    if not _SERVICE_HOST.fullmatch(labels[0]):
+        return None  # `us.megabus.com`, `new.mta.info`, `m.shop.com`: the site's own home page under another name
+    if len(labels) > 2 or any(len(x) > 20 or _bad_segment(x) for x in labels):
+        return None
+    return site(host)
+
+
+def off_site(url: str | None, domain: str | None) -> str | None:
+    """The site (registrable domain) of `url` when it is not the task's own, fit to show; else None."""
+    if not url or re.match(r"\s*(?!https?:)[a-z][a-z0-9+.-]*:(?!\d)", url, re.I):
+        return None  # a mailto:, javascript: or data: address, or a user@host one, names no site the agent is on
+    host = domain_of(url)
+    if not host or not domain or same_site(host, domain) or re.fullmatch(r"[\d.]+|.*:.*", host):
+        return None  # an IP address names no site
+    name = site(registrable_domain(host))
+    return name if name and not any(_bad_segment(x) for x in name.split(".")[:-1]) else None
+
+
+def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
+    """The path of `url` when it is on the run's own site, shortened: `/event/9`, `/checkout`; else None."""
+    u = clean(url)
+    if not u or not same_site(u, domain):
+        return None
+    try:
+        path = urlsplit(u if "://" in u else "http://x" + (u if u.startswith("/") else "/" + u)).path
+    except ValueError:
+        return None
+    if "//" in path.strip("/"):
+        return None
+    segments = [s for s in path.split("/") if s]
+    if any(_bad_segment(seg) for seg in segments):
+        return None
+    if len(path) <= 96 and steers(fold(" ".join(re.split(r"[/_\-.~+%]+", path)))):
+        return None  # an order split over segments: /task/complete, /stop/now
+    if not segments:
+        return _other_host(u, domain) or "the home page"
+    shown = list(takewhile(_PATH_SEG.match, segments[:min(depth, 3)]))  # the path's own beginning, never pieces
+    while shown and len(shown[-1]) <= 2 and shown[-1].isalpha():
+        shown.pop()  # "/c/tents/f": a one- or two-letter tail names nothing the agent could recognise
+    if not shown:
+        return None
+    cut = len(shown) < len(segments)
+    shown = ["…" if IDLIKE.fullmatch(seg) else seg for seg in shown]  # product/session ids say nothing
+    if all(seg == "…" for seg in shown):
+        return None  # "/…" names no page the agent could recognise
+    text = "/" + "/".join(shown) + ("/…" if cut and shown[-1] != "…" else "")  # deeper than shown: said so
+    return text if len(text) <= 48 and not instruction_like(text.replace("/", " ")) else None
+
+
+def hosts_in(text: str) -> set[str]:
+    """Host names mentioned in text."""
+    return {m.lower() for m in re.findall(r"\b(?:[a-z0-9-]+\.)+(?:com|org|net|gov|edu|io|co|uk|de|fr|example|info"
+                                          r"|biz|us|ca|au|jp|app|dev|ai|xyz|ru|cn)\b", clean(text), re.I)}
+
+
+def disguised_hosts(text: str) -> set[str]:
+    """Host names written to slip past a plain host pattern: `evil . com`, `evil(dot)com`, `evil[.]com`, IPs."""
+    t = clean(text).lower()
+    t = re.sub(r"(?<=\w)\s*(?:\(dot\)|\[dot\]|\[\.\]|\{dot\}|\bdot\b|[.\u00b7\u2027\u2022\u3002\uff0e\uff61\u2024])\s*(?=\w)",
+               ".", t)
+    found = set(re.findall(r"\b\d{1,3}(?:\.\d{1,3}){3}\b|\bxn--[\w.-]+", t))
+    found |= {m for m in re.findall(r"\b(?:[a-z0-9-]+\.)+[a-z]{2,24}\b", t)
+              if m.rsplit(".", 1)[-1] in _TLDS}
+    if re.search(r"javascript:|data:|file:|//", t):
+        found.add("javascript:")
+    return found
+
+
+_TLDS = frozenset("com org net gov edu io co uk de fr es it nl ru cn jp kr in br au ca us info biz app dev ai xyz "
+                  "site online shop store top me tv cc ly gg example test local internal".split())

@@ -1,0 +1,288 @@
+"""A remembered step in words the agent may read: a verb and a visible label (`click 'Add to cart'`), a typed
+value only when the current task contains it, a navigation only within the run's own site.
+
+Another run's own parameters (a name, a date, a value it typed) become "the entry that matches your task"; what
+cannot be undone is suggested only when the task asks for it; a label that spells the site's name with
+look-alikes is none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coach.pages import page, same_site, site
+from coach.steering import names_secret, unleet
+from coach.words import clean, fold, label, task_label
+from condenser import action_target, action_verb
+from condenser.sites import registrable_domain
+
+_VERB_WORDS = {"click": "click", "type": "type", "search": "search for", "select": "select", "navigate": "go to",
+               "press": "press", "hover": "hover over", "drag": "drag", "scroll": "scroll", "back": "go back",
+               "forward": "go forward", "wait": "wait"}
+# Linear on any action: the value after the first comma only (a later one never matched where the first did not),
+# a value before "[" that ends in a non-space, the spaces before a quote taken once.
+_TYPED = re.compile(r"^\s*[A-Za-z_]+\s*+(?:\[[^\],]*,\s*(?P<a>.+?)\]|\(\s*['\"](?P<b>.+?)['\"]|:\s*(?P<c>.*?\S)\s*\[|"
+                    r"(?<=\s)['\"](?P<d>.+?)['\"])", re.S)
+_TYPED_KW = re.compile(r"text\s*=\s*['\"](?P<v>[^'\"]+)['\"]")
+_FIELD_HINT = re.compile(r"\[(?:textbox|searchbox|combobox|input|select|listbox)\]\s*(?P<f>[^\[\]]{2,40})$", re.I)
+
+
+def typed_value(action: str) -> str | None:
+    """The value a type/search action entered, when the action string carries it."""
+    m = _TYPED_KW.search(action)
+    if m:
+        return m.group("v").strip()
+    m = _TYPED.match(action)
+    if not m:
+        return None
+    value = next((g for g in m.groups() if g), None)
+    return value.strip() if value else None
+
+
+def value_in_task(value: str | None, task: str) -> str | None:
+    """`value` when the current task contains it (case- and space-insensitive), else None."""
+    v = clean(value)
+    if not v or len(v) > 60:
+        return None
+
+    def norm(s: str) -> str:
+        return " ".join(fold(s).split())
+
+    return v if norm(v) in norm(clean(task)) and label(v) else None
+
+
+def action_label(action: str) -> str | None:
+    """The visible label an action names, in its own case (`click('Buy')` -> `Buy`), or None."""
+    if re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": the number is an element index
+        return None
+    target = action_target(action)
+    if not target:
+        return None
+    # an apostrophe inside a word stays ("Luigi's", not "Luigi s"); one that quotes is a space, as in the target
+    flat = " ".join(re.sub(r"[\"\[\]()]|(?<![^\W_])'|'(?![^\W_])", " ", action).split())
+    i = flat.replace("'", " ").lower().find(target)  # the same length: offsets hold
+    return label(flat[i:i + len(target)] if i >= 0 else target)
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+# Mar 9, March 9th, Mar-9, Mar9; 9 March, 9th of Mar, 9-Mar, 9Mar (anywhere in a label: 'Dinner on Mar 9')
+_DATES = [re.compile(rf"(?<![a-z]){_MONTH}[\s.-]*(\d{{1,2}})(?:st|nd|rd|th)?(?!\d)", re.I),
+          re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?[\s.-]*{_MONTH}(?![a-z])", re.I)]
+
+
+def _days(text: str) -> set[tuple[int, int]]:
+    """(month, day) of every date written with a month's name in `text`."""
+    out = set()
+    for i, pattern in enumerate(_DATES):
+        for m in pattern.finditer(text):
+            month, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
+            out.add((_MONTHS.index(month[:3].lower()) + 1, int(day)))
+    return out
+
+
+_TOKENS = re.compile(r"[^\W_]+")
+
+
+def _parameter_words(other_task: str, other_values: tuple[str, ...]) -> set[str]:
+    """The words (folded) that are the other run's own parameters: the names in its task and in what it typed (a
+    capitalised word of 3+ letters that does not start the task's sentence, and is no function word: "Denver",
+    "John Smith", "Zanzibar") and their tokens of letters and digits ("H100", "UA123"). Not every word it typed: a
+    search for "cruise" or "vet" names a kind of thing, which labels of every run share."""
+    out: set[str] = set()
+    sentences = re.split(r"(?:[.!?;:]|\n)\s*", clean(other_task)) + [clean(value) for value in other_values]
+    for k, sentence in enumerate(sentences):
+        typed = k >= len(sentences) - len(other_values)
+        for i, word in enumerate(_TOKENS.findall(sentence)):
+            name = (i or typed) and word[0].isupper() and len(word) >= 3 and word.lower() not in _FUNCTION_WORDS
+            if name or (re.search(r"\d", word) and re.search(r"[^\W\d_]", word)):
+                out.add(fold(word))
+    return out
+
+
+_FUNCTION_WORDS = frozenset("the and for with from into onto near this that these those your our their its all any "
+                            "new top best".split())
+
+
+def _foreign(text: str, task: str, other_task: str | None, other_values: tuple[str, ...] = ()) -> bool:
+    """A label that is a parameter of the other run (a name, a date, a value it typed) and not of the current one,
+    whole or in part ("Denver, CO" after that run's task named Denver, "Zanzibar Beach Resort" after it typed
+    Zanzibar); a label with a day ('Mar 9', 'Fri, June 5', 'Dinner on 9-Mar') is another run's unless the current
+    task names that day, whatever its task says (a date picker's days are the run's own parameters, often written
+    otherwise in its task). `task` may carry the site's name after it: a name of the site is no parameter."""
+    days = _days(clean(text))
+    if days:
+        return not days <= _days(clean(task))
+    if not other_task and not other_values:
+        return False
+    low = " ".join(fold(text).split())
+    mine = " ".join(fold(clean(task)).split())
+    if other_task and low in " ".join(fold(clean(other_task)).split()) and low not in mine:
+        return True
+    theirs = _parameter_words(other_task or "", other_values) - set(_TOKENS.findall(mine))
+    return any(word in theirs for word in _TOKENS.findall(low))
+
+
+ANY_ENTRY = "the entry that matches your task"  # a label of another run's own parameters, in a plan
+
+# What cannot be undone or throws the agent's session away: suggested from another run only when the task itself
+# asks for it (a stored "next step" of "Delete my account" or "/logout" is not a step towards buying a charger)
+_IRREVERSIBLE = re.compile(
+    r"\b(?:delete (?:my |your |the |this )?(?:account|profile|orders?|data|history|all|everything|payment|cards?|address)"
+    r"|deactivate|erase|wipe|terminate|unsubscribe|revoke|unlink|disconnect|withdraw|disable two|"
+    r"close (?:my |your |the )?account|cancel (?:all|my|your|the)? ?(?:orders?|subscriptions?|membership|account|bookings?"
+    r"|reservations?|plan)|remove (?:all (?:addresses|cards|items|payment)|payment method)|empty (?:the )?(?:cart|trash)"
+    r"|clear (?:cart|history|data)|sign ?out|log ?out|log ?off|forget (?:this )?device"
+    r"|reset (?:my |your |the |all )?(?:password|account|settings|preferences|data|device|progress)|factory reset"
+    r"|discard(?: all| my| your| the)?(?: changes| draft| edits| order| cart| items)?|deregister|unregister|unenroll"
+    r"|opt ?out|remove (?:my |your |the )?account|leave (?:the |this )?(?:group|team|organization|workspace)"
+    r"|delete\w*|permanently \w+|deletion|turn off (?:2fa|two|mfa)|end (?:my |your |the )?(?:membership|subscription)"
+    r"|exit (?:the |this )?group|unfollow|block (?:this )?(?:user|account|contact)|void (?:the |this )?(?:transaction|order|payment)"
+    r"|restore defaults|uninstall\w*|sell (?:all|my|your|everything|off|shares|stocks?|holdings|positions?|crypto)"
+    r"|cancel (?:my |your |this |all )\w+|cancel (?:the )?(?:flights?|trips?|tickets?|appointments?|payments?|transfers?"
+    r"|trades?)|clear (?:saved |all |my |stored )?(?:passwords?|browsing data|cookies|cache|saved data)"
+    # the same in the other languages agents meet (folded: no accents)
+    r"|(?:konto|account|profil) loschen|loschen|abmelden|ausloggen|kundigen|(?:gruppe|team) verlassen"
+    r"|eliminar(?: (?:la |mi |tu )?cuenta)?|cerrar sesion|darse de baja|cancelar (?:la |mi )?(?:suscripcion|pedido|cuenta|reserva)"
+    r"|supprimer(?: (?:le |mon |votre )?compte)?|se deconnecter|deconnexion|annuler (?:la |ma )?(?:commande|reservation|abonnement)"
+    r"|resilier|desabonner|usun(?: konto)?|wyloguj\w*|hapus(?: akun)?|keluar(?: dari)?(?: akun| grup)?"
+    r"|excluir(?: (?:a |minha )?conta)?|sair(?: do grupo| da conta)?|encerrar sessao|cancelar (?:a )?assinatura)\b")
+_UNDO_WORDS = re.compile(r"\b(?:delete|deactivat\w*|erase|wipe|terminat\w*|unsubscrib\w*|revoke|close|closing|cancel\w*"
+                         r"|remove|removing|empty|clear|sign ?out|log ?out|log ?off|logging out|signing out|forget"
+                         r"|reset\w*|factory|discard\w*|deregist\w*|unregist\w*|unenroll\w*|opt ?out|leav\w*"
+                         r"|permanently|turn off|end|exit|unfollow|block|void|restore"
+                         r"|losch\w*|abmeld\w*|auslogg\w*|kundig\w*|verlass\w*|elimin\w*|cerr\w*|darse|cancel\w*"
+                         r"|supprim\w*|deconn\w*|annul\w*|resili\w*|desabonn\w*|usun\w*|wylog\w*|hapus|keluar"
+                         r"|exclu\w*|sair|encerr\w*|uninstall\w*|sell\w*|sold)\b")
+# kinds of undoing that are one kind ("Empty cart" for "Clear my cart", "Remove" for "Delete")
+_SAME_UNDOING = {"empty": "clear", "remov": "delet", "erase": "delet", "cance": "cance", "unsub": "cance", "termi": "cance"}
+
+
+def irreversible(words: str, task: str) -> bool:
+    """True when `words` (a label or a page, folded) would undo something the task does not ask to undo."""
+    found = _IRREVERSIBLE.search(re.sub(r"[-_/]+", " ", words))  # "Delete-my-account" is read as words
+    if found is None:
+        return False
+    said = found.group(0)
+    asked = _UNDO_WORDS.findall(fold(task))
+    if re.search(r"(?:out|off)$", said):  # signing out, however it is spelled
+        return not any(re.search(r"(?:out|off)$", w) for w in asked)
+    undo = _UNDO_WORDS.search(said)  # the task must ask for the same kind of undoing ("delete", "cancel")
+    verb = (undo.group(0) if undo else said.split()[0])[:5]  # "konto loschen": the verb comes second
+    kind = _SAME_UNDOING.get(verb, verb)
+    return not any(w.startswith(verb) or _SAME_UNDOING.get(w[:5], w[:5]) == kind for w in asked)
+
+
+def step_words(action: str, description: str | None, *, task: str, domain: str | None,
+               url: str | None = None, other_task: str | None = None, other_values: tuple[str, ...] = (),
+               specific: bool = False) -> str | None:
+    """An action in words the agent may read (verb + visible label), or None when nothing safe is left.
+
+    Never an element id, index or coordinate; a typed value only when the current task contains it; a
+    navigation only within the run's own site; answers and stops are never suggested. A label of the other
+    run's own parameters is "the entry that matches your task" in a plan; with `specific` (what a failed run did
+    wrong) it is None: "it went wrong when it tried to click the entry that matches your task" says nothing.
+    """
+    verb = action_verb(action)
+    if verb in {"answer", "none", "other", "wait"}:
+        return None
+    if verb == "navigate":
+        destination = action_target(action)
+        if not same_site(destination or url, domain):
+            return None
+        where = page(destination, domain, depth=1) if destination else None  # the section, not another task's parameters
+        if where and not specific and irreversible(re.sub(r"[-_/]+", " ", fold(where)), task):
+            return None
+        return f"go to {where} on {site(domain)}" if where and site(domain) else None
+    if verb in {"scroll", "back", "forward"}:
+        return _VERB_WORDS[verb]
+    if verb == "press":
+        key = re.search(r"\b(enter|return|tab|escape|esc|space|backspace|delete|arrow ?(?:up|down|left|right)|page ?(?:up|down)"
+                        r"|home|end)\b", action_target(action) or "", re.I)
+        raw = re.match(r"\s*([A-Za-z_]+)", action)
+        if not key or (raw and raw.group(1).lower() not in {"press", "keypress", "key", "send_key", "send_keys", "enter"}):
+            return None  # press_sequentially("...") and its kin type text: never echoed
+        return f"press {key.group(1).title()}"
+    if verb in {"type", "search", "select"}:
+        raw_value = typed_value(action)
+        value = value_in_task(raw_value, task)
+        field = _field_label(action, description)
+        if field and raw_value and not value and fold(raw_value)[:40] in fold(field) or (
+                field and _foreign(field, f"{task} | {domain or ''}", other_task, other_values)):
+            field = None  # the "field" is the other run's value
+        if field and names_secret(fold(field)) and not names_secret(fold(task)):
+            return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
+        if verb == "select":
+            if value:
+                return f"select '{value}'" + (f" in '{field}'" if field else "")
+            return f"choose the option your task asks for in '{field}'" if field else None
+        if verb == "search":
+            return f"search for '{value}'" if value else (f"search in the '{field}' box" if field else
+                                                           "search with the words of your task")
+        if value:
+            return f"type '{value}'" + (f" into the '{field}' field" if field else "")
+        return f"fill in the '{field}' field with the value your task gives" if field else None
+    target = step_label(action, description)
+    if target and not task_label(target, task):
+        target = None
+    if not target:
+        return None
+    if _foreign(target, f"{task} | {domain or ''}", other_task, other_values):
+        return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
+    if not specific and irreversible(fold(target), task):
+        return None
+    if _spoofs_site(target, domain):
+        return None
+    return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
+
+
+def _spoofs_site(text: str, domain: str | None) -> bool:
+    """A word that spells the site's own name with look-alikes ("Sign in with Amaz0n Secure", "UnitedAirIines",
+    "Arnazon" on their sites): digits for letters, a capital I for an l and an l for an I, "rn" for m, "vv" for w,
+    a bar for an l; a look-alike of the site, never the site itself."""
+    name = (registrable_domain(domain or "") or "").split(".")[0].lower()
+    if len(name) < 4:
+        return False
+    return any(name not in word.lower() and any(name in form for form in _read_as(word)) for word in text.split())
+
+
+def _read_as(word: str) -> set[str]:
+    """The lower-case forms a reader may take `word` for (see `_spoofs_site`), the look-alikes in any combination
+    ("Arnaz0n": rn and a digit)."""
+    forms = set()
+    for digits in {word, unleet(word)}:
+        for bars in {digits, digits.replace("I", "l").replace("|", "l")}:
+            low = bars.lower()
+            for letters in {low, low.replace("rn", "m").replace("vv", "w")}:
+                forms |= {letters, letters.replace("l", "i")}
+    return forms
+
+
+def step_label(action: str, description: str | None) -> str | None:
+    """The visible label a remembered step acted on (from its description, else its action), whitelisted."""
+    labeled = re.search(r"labeled '([^']{1,60})'", description or "")
+    target = (label(labeled.group(1)) if labeled else None) or action_label(action)
+    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
+        target = _desc_label(description)
+    return target
+
+
+def _field_label(action: str, description: str | None) -> str | None:
+    m = _FIELD_HINT.search(action.strip())
+    if m:
+        return label(m.group("f"))
+    return _desc_label(description, typed=True)
+
+
+def _desc_label(description: str | None, *, typed: bool = False) -> str | None:
+    """The label inside a precomputed step description (`click the element labeled 'X'`, `click gift cards`)."""
+    if not description:
+        return None
+    m = re.search(r"labeled '([^']{1,60})'", description)
+    if m:
+        return label(m.group(1))
+    if typed:
+        return None
+    verb, _, rest = description.partition(" ")
+    return label(rest) if rest and not rest.startswith("(") else None
