@@ -304,3 +304,15 @@ def test_a_label_that_notes_or_advises_its_reader_is_refused(text):
 ])
 def test_labels_that_open_with_such_a_word_but_name_a_control_stay(text):
     assert label(text) == text
+
+
+def test_no_element_the_dev_runs_act_on_reads_as_a_note_to_its_reader():
+    from coach.steering import advises
+    from coach.words import clean, fold
+    from condenser import action_target
+
+    targets = {clean(action_target(step.action) or "") for path in sorted(dev_data_dir().glob("*.jsonl"))
+               for run in (ln.trajectory for ln in read_jsonl(path) if ln.trajectory) for step in run.steps}
+    short = [t for t in targets if t and len(t.split()) <= 5]
+    assert len(short) > 3000  # the dev runs' labels, read: the check below is over real text
+    assert [t for t in short if advises(fold(t))] == []
