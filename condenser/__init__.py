@@ -17,7 +17,14 @@ from condenser.patterns import (
 from condenser.redact import redact_text, redact_trajectory
 from condenser.sites import is_public_suffix, registrable_domain
 from condenser.summary import embed_text, summarize, url_pattern
-from condenser.tasks import SAME_TEMPLATE, derive_task_id, normalize_task, task_template, template_similarity
+from condenser.tasks import (
+    SAME_TEMPLATE,
+    derive_task_id,
+    normalize_task,
+    task_on_site,
+    task_template,
+    template_similarity,
+)
 
 __all__ = [
     "INTENTS",
@@ -26,6 +33,7 @@ __all__ = [
     "normalize_task",
     "registrable_domain",
     "is_public_suffix",
+    "task_on_site",
     "task_template",
     "template_similarity",
     "VERIFIED_SOURCES",

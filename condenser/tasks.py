@@ -12,6 +12,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from condenser.sites import registrable_domain
+
 _MONTHS = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
            r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday"
            r"|today|tomorrow|tonight|yesterday")
@@ -38,6 +40,29 @@ def derive_task_id(task: str) -> str:
     out of retrieval (`exclude_task_id`) works for every ingest path.
     """
     return "t-" + hashlib.sha256(normalize_task(task).encode("utf-8")).hexdigest()[:16]
+
+
+_SITE_PREPOSITION = re.compile(r" (?:in|on|at|using|via|from|with) (?:the )?")
+_SITE_WORDS = re.compile(r" (?:website|web site|site|app|page|store)$")
+
+
+def task_on_site(task: str, domain: str | None) -> str:
+    """`normalize_task(task)` without a closing "in <site>" that names the run's own site: data sets write one task
+    both ways ("Find parking in Chicago in spothero", "Find parking in Chicago."; "... in new.mta.info", "... on
+    the Six Flags website"). Another place named last stays ("... in Chicago" on spothero.com)."""
+    text = normalize_task(task)
+    host = (domain or "").lower().removeprefix("www.")
+    name = (registrable_domain(host) or host).split(".")[0]
+    if not name:
+        return text
+    for m in reversed(list(_SITE_PREPOSITION.finditer(text))):
+        tail = _SITE_WORDS.sub("", text[m.end():]).strip(" .")
+        if len(tail.split()) > 3:
+            break
+        parts = tail.replace(" ", "").split(".")
+        if name in parts or tail.replace(" ", "") == host:
+            return text[: m.start()].rstrip(" ,.;:")
+    return text
 
 
 @lru_cache(maxsize=65536)

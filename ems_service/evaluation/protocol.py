@@ -20,7 +20,7 @@ import numpy as np
 
 from coach import CoachConfig, Neighbour, PartialRun, RiskModel, advise, fit, next_action, run_features, seed_heuristic
 from coach.rank import pool_size, rank
-from condenser import Episode, Trajectory, condense, embed_text, normalize_action
+from condenser import Episode, Trajectory, condense, embed_text, normalize_action, task_on_site
 from ems_service.dataset import read_jsonl
 from ems_service.embeddings import Embedder
 from ems_service.evaluation import advice as advice_checks
@@ -65,8 +65,9 @@ class Item:
 
 
 def task_key(t: Trajectory) -> str:
-    """Runs of the same task: the same task_id, else the same (whitespace- and case-normalized) task text."""
-    return f"id:{t.task_id}" if t.task_id else "text:" + " ".join(t.task.lower().split())
+    """Runs of the same task: the same task_id, else the same task text (case, spacing and closing punctuation
+    aside, and a closing "in <the run's site>": the data sets write one task both ways)."""
+    return f"id:{t.task_id}" if t.task_id else "text:" + task_on_site(t.task, t.domain)
 
 
 def _fold(key: str, folds: int, seed: int) -> int:
@@ -213,6 +214,7 @@ def evaluate(files: list[Path], *, embedder: Embedder, config: EvalConfig | None
     headline = {k: _mean([files_out[n].get(k) for n in names]) for k in keys}
     headline["template_p5_webarena"] = templates.get("p5_coach")
     headline["episodes"] = len(items)
+    headline["tasks"] = len({it.task_key for it in items})  # runs of one task count once (`task_key`)
     headline["seconds"] = seconds
     for name in names:
         files_out[name]["seconds"] = seconds

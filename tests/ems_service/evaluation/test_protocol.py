@@ -17,7 +17,7 @@ HEADLINE = {"p1_domain", "p5_domain", "mrr_domain", "p5_family", "auc_t3", "auc_
             "next_action_precision_frequency", "intervene_precision", "intervene_recall", "healthy_interrupted",
             "auc_t5_served", "advice_internals", "advice_grounded", "advice_foreign", "advice_most_common",
             "advice_distinct", "advice_with_action_or_error", "looping_warned", "scroll_repeats_interrupted",
-            "walls_named", "advice_healthy_interrupted", "template_p5_webarena", "episodes", "seconds"}
+            "walls_named", "advice_healthy_interrupted", "template_p5_webarena", "episodes", "tasks", "seconds"}
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +35,9 @@ def test_task_key_rule():
     b = Trajectory.model_validate({"task": "find flights", "steps": [{"action": "b"}]})
     c = Trajectory.model_validate({"task": "find flights", "task_id": "T9", "steps": [{"action": "b"}]})
     assert task_key(a) == task_key(b) != task_key(c) == "id:T9"
+    d = Trajectory.model_validate({"task": "Find flights in kayak.", "domain": "kayak.com", "steps": [{"action": "b"}]})
+    e = Trajectory.model_validate({"task": "Find flights in Denver", "domain": "kayak.com", "steps": [{"action": "b"}]})
+    assert task_key(d) == task_key(a) != task_key(e)
 
 
 def test_memory_never_returns_the_query_task(files, embedder):
