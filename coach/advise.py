@@ -79,7 +79,7 @@ def render_system_message(guidance: Guidance) -> SystemMessage:
     said = len(guidance.plan) <= 1 and f": {guidance.suggested_action}." in guidance.advice  # "went on to: X."
     if guidance.suggested_action and not said:  # a one-step plan says its step once
         lines.append(f"Try next: {guidance.suggested_action}.")
-    if guidance.error_to_avoid:
+    if guidance.error_to_avoid and not guidance._error_said:  # "Avoid: repeating click 'News'" after the repeat
         lines.append(f"Avoid: {guidance.error_to_avoid}.")
     return SystemMessage(role="system", content="\n".join(lines)[:2000])
 
@@ -167,7 +167,9 @@ def advise(
         enough_evidence and memory_words and (
             risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))
 
-    finished = any(s.kind == "done" for s in signals)  # the agent believes it is done: no more steps to take
+    # the agent believes it is done: no more steps to take (unless it is away from the task's site: then the done
+    # signal says where to go and check)
+    finished = any(s.kind == "done" and not s.facts.get("away") for s in signals)
     if plan is not None and (finished or dead_end(run, signals, plan.url)):
         plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
     plan = _without_repeated_step(plan, signals)
@@ -189,6 +191,7 @@ def advise(
     error = None
     top = next((s for s in signals if s.kind in {"repeat", "errors"} or s.kind == "stall" and s.facts.get("error")),
                None)  # a wall first still has its repeat
+    shown = signals[:2]  # the findings the advice says in full
     if finished:
         error = "acting on the page after your own notes say the task is complete"
     elif top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
@@ -224,6 +227,7 @@ def advise(
     guidance._heard = heard if any(heard) else (True, True)
     guidance._suggested_norm = plan.norms[0] if plan else None
     guidance._away = bool(plan and plan.away)
+    guidance._error_said = error is not None and (finished or top in shown)
     if speak and recent_advice:
         key = advice_key(guidance)
         t = len(run.steps)
@@ -353,6 +357,7 @@ def _apply_llm(guidance: Guidance, run: PartialRun, llm: LLM, signals: list[Sign
         logger.info("LLM guidance fell back to the template: %s", type(exc).__name__)
         return
     guidance.advice = clean(reply.advice)[:900]
+    guidance._error_said = False  # the LLM's words: its error_to_avoid is shown as it gave it
     if reply.suggested_action:
         guidance.suggested_action = clean(reply.suggested_action)[:200]
     if reply.error_to_avoid:

@@ -79,6 +79,7 @@ class Guidance(BaseModel):
     _away: bool = PrivateAttr(default=False)  # the memory plan is for the task's site, not the one the agent is on
     _source: str = PrivateAttr(default="template")
     _heard: tuple[bool, bool] = PrivateAttr(default=(True, True))  # (the run itself, earlier runs) said something
+    _error_said: bool = PrivateAttr(default=False)  # the advice already says what error_to_avoid names
 
     @property
     def suggested_norm(self) -> str | None:

@@ -51,7 +51,10 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
         "url": re.compile(r"^(?:chrome-error|about:neterror)|/(?:access-?denied|forbidden|blocked)(?:[/?#.]|$)", re.I),
         "text": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
                            r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
-                           r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)", re.I),
+                           r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)"
+                           # a block page in the agent's words ("You have been blocked", Cloudflare's)
+                           r"|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am|'m| were| was)"
+                           r" (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is) (?:blocked|denied)", re.I),
     },
     "empty_results": {
         "url": re.compile(r"$^"),
@@ -376,6 +379,19 @@ _LOOKUP_TASK = re.compile(r"(?i)\b(?:order|booking|reservation|confirmation|trac
                           r"|package|shipment|booking|reservation|rebate|claim)\b")
 
 
+_QUERY = re.compile(r"\?[^#]*")
+
+
+def _url_shows(patterns: dict[str, re.Pattern[str]], url: str | None) -> bool:
+    """Whether the address names the wall: its scheme, host, path and fragment (a page's route after "#/"), never its
+    query, whose parameter names and values say where a form came from or goes (`?g-recaptcha-response=&phone=...`
+    on a lookup page, `?next=/login`); Cloudflare's challenge token is the one query that names a wall."""
+    if not url:
+        return False
+    return bool(patterns["url"].search(_QUERY.sub("", url, count=1))) or (
+        patterns is WALLS["captcha"] and "__cf_chl_" in url)
+
+
 def _walls(run: PartialRun) -> list[Signal]:
     steps = run.steps
     if not steps:
@@ -391,11 +407,12 @@ def _walls(run: PartialRun) -> list[Signal]:
     said_stuck = bool(words and not handled and (STUCK.search(words) or _BLOCKING.search(words)))
     earlier: list[str] | None = None  # the step before's texts, cleaned when a wall needs them (seldom)
     for kind, patterns in WALLS.items():
-        in_url = bool(last.url and patterns["url"].search(last.url))
+        in_url = _url_shows(patterns, last.url)
         in_page = any(patterns["text"].search(t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
         # (a bot check the agent names is in its way whatever else it says: "Just a moment... Cloudflare")
-        in_words = (said_stuck or (kind == "captcha" and not handled)) and bool(words and patterns["text"].search(words))
+        in_words = (said_stuck or (kind in {"captcha", "blocked"} and not handled)) and bool(
+            words and patterns["text"].search(words))
         # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption:
         # on the page, it counts when the step failed, the kind always stops a run, or the step before showed it
         # too; in the agent's words, when the step before showed it (that step looked at only when it decides)
@@ -404,7 +421,7 @@ def _walls(run: PartialRun) -> list[Signal]:
                 continue
             if earlier is None:
                 earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t]
-            if not ((prev.url and patterns["url"].search(prev.url)) or any(patterns["text"].search(t) for t in earlier)):
+            if not (_url_shows(patterns, prev.url) or any(patterns["text"].search(t) for t in earlier)):
                 continue
         if kind == "empty_results" and not (in_page or in_words):
             continue
@@ -416,7 +433,7 @@ def _walls(run: PartialRun) -> list[Signal]:
                                          run.task, re.I):
             key = "login_given"
         elif kind == "captcha" and last.url and not any(
-                st.url and same_site(st.url, run.domain) and not patterns["url"].search(st.url) and st.url != last.url
+                st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
                 for st in steps[:-1]):
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
         elif kind == "login" and _ACCOUNT_TASK.search(run.task):
@@ -480,9 +497,21 @@ def _done(run: PartialRun) -> Signal | None:
     said = [says_done(s.thought) for s in recent]
     if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
         return None
+    if _unloaded(recent[-1].url):
+        return None  # a tab that shows no page: what the run shows (`_nothing_done`) is said, not the belief
     where = page(recent[-1].url, run.domain)
-    name = off_site(recent[-1].url, run.domain) or (site(run.domain) if same_site(recent[-1].url or "", run.domain)
-                                                    else None)  # never "on ticketshop.com" for a site not named
+    away = off_site(recent[-1].url, run.domain)
+    own = site(run.domain)
+    if away and own:  # the task's site is where the task is done: the belief is checked there, not here
+        visited = any(s.url and not _unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)
+                      for s in run.steps)
+        return Signal("done", 0.7, (
+            f"Your own notes say the task is complete, but you are on {away} now, not on {own}: go back to {own}, "
+            "check that its page shows everything the task asks for, and end the run only then." if visited else
+            f"Your own notes say the task is complete, but this run has not opened {own} yet, where the task is "
+            f"done: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
+            {"notes": sum(said), "away": away, "visited": visited})
+    name = away or (own if same_site(recent[-1].url or "", run.domain) else None)  # never "on ticketshop.com" for a site not named
     target = _target(recent[-1], run.task)
     at = (f" at {where}" if where else "") + (f" (your last action: {_doing_words(recent[-1].action, target)})"
                                              if target else "")
@@ -498,7 +527,7 @@ HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}
 
 def sign_in_page(url: str | None) -> bool:
     """The address is a sign-in page (the login wall's own URL pattern)."""
-    return bool(url and WALLS["login"]["url"].search(url))
+    return _url_shows(WALLS["login"], url)
 
 
 def dead_end(run: PartialRun, signals: list[Signal], plan_url: str | None = None) -> bool:

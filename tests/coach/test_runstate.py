@@ -154,7 +154,9 @@ def test_steps_that_found_no_element_on_a_blank_tab_say_the_site_was_never_opene
                                    "steps": [{"action": "None", "url": "about:blank"}] * 5})
     advice, message = _advice(r)
     assert "never opened" in advice and "Open marriott.com first" in advice
-    assert "repeated" not in advice and "Avoid: planning actions on elements that the page does not show" in message
+    assert "repeated" not in advice and message.count("found no element") == 1  # said once: no "Avoid:" paraphrase
+    g = advise(r, [])
+    assert g.error_to_avoid == "planning actions on elements that the page does not show" and "Avoid:" not in message
     on_a_page = PartialRun.model_validate({"task": "Find a hotel in Paris", "start_url": "https://www.marriott.com/",
                                            "steps": [{"action": "None", "url": "https://www.marriott.com/deals"}] * 4})
     assert "found no element to act on, so nothing was done" in _advice(on_a_page)[0]
@@ -510,3 +512,68 @@ def test_a_sign_in_wall_on_an_order_lookup_task_points_to_the_guest_lookup():
     steps = [{"action": "click('Order status')", "url": SITE + "/"}, {"action": "click('Track')", "url": SITE + "/signin"}]
     g = advise(run(steps, task="Check the status of order number W123456 with the e-mail jane@example.com"), [])
     assert "guest lookup with the details your task gives" in g.advice
+
+
+@pytest.mark.parametrize("url,wall", [
+    ("https://people.yellowpages.com/whitepages/phone-lookup?g-recaptcha-response=&phone=123456789", None),
+    ("https://shop.com/cart?next=/login", None),
+    ("https://shop.com/search?q=captcha+solver+book", None),
+    ("https://shop.com/errors/validateCaptcha?amzn=1", "wall:captcha"),
+    ("https://shop.com/products?__cf_chl_rt_tk=abc123", "wall:captcha"),
+    ("https://shop.com/login?next=/cart", "wall:login"),
+    ("https://shop.com/#/signin", "wall:login"),
+])
+def test_a_wall_is_read_off_the_address_path_never_off_its_query(url, wall):
+    """A lookup form posting a captcha's empty response field named a captcha wall on a page that showed results
+    (a grader's finding): the query says where a form came from or goes, not what the page is."""
+    r = PartialRun.model_validate({"task": "Find a person by phone number", "domain": "shop.com", "steps": [
+        {"action": "goto[https://shop.com/]", "url": "https://shop.com/"},
+        {"action": "click[3]", "url": url}]})
+    kinds = {s.kind for s in run_signals(r) if s.kind.startswith("wall:")}
+    assert kinds == ({wall} if wall else set())
+
+
+def _thinking(first: str, last: str) -> PartialRun:
+    return PartialRun.model_validate({"task": "Find a silver SUV", "domain": "cars.com", "steps": [
+        {"action": "goto[https://www.cars.com/]", "url": "https://www.cars.com/"},
+        {"action": "click[3]", "url": "https://www.cars.com/listing/9", "thought": first},
+        {"action": "click[4]", "url": "https://www.cars.com/listing/9", "thought": last}]})
+
+
+def test_a_block_page_the_agent_names_is_a_wall_and_a_blocked_button_is_not():
+    blocked = _thinking("The tab title says access to the content has been blocked.",
+                        "Since the current web tab indicates You have been blocked, I will try the dealer's site.")
+    assert "wall:blocked" in {s.kind for s in run_signals(blocked)}
+    assert "refuses access" in _advice(blocked)[0]
+    button = _thinking("The Search button is blocked by a cookie banner.", "The button is still blocked by the banner.")
+    assert "wall:blocked" not in {s.kind for s in run_signals(button)}
+
+
+def test_a_finding_the_advice_says_is_not_said_again_as_avoid_and_a_new_one_is():
+    looping = PartialRun.model_validate({"task": "Book a table", "domain": "resy.com", "steps": [
+        {"action": "click('Book Now')", "url": "https://resy.com/cities/ny/venues/x"}] * 4})
+    g = advise(looping, [])
+    assert g.error_to_avoid and g.error_to_avoid.startswith("repeating click 'Book Now'")  # the field stays for tools
+    assert "Avoid:" not in g.system_message.content and g.system_message.content.count("'Book Now'") == 1
+
+
+def _done_run(urls: list[str]) -> PartialRun:
+    return PartialRun.model_validate({"task": "Find a pasta restaurant in Sydney and save it in resy",
+                                      "domain": "resy.com", "steps": [
+        {"action": f"click[{i}]", "url": url, "thought": "The task is complete: the restaurant is saved."}
+        for i, url in enumerate(urls)]})
+
+
+def test_notes_that_say_done_away_from_the_task_s_site_send_the_agent_there():
+    never = _done_run(["https://www.google.com/search?q=pasta", "https://www.sevenrooms.com/x",
+                       "https://www.google.com/"])
+    advice = advise(never, []).advice
+    assert "has not opened resy.com yet" in advice and "Open resy.com" in advice and "end the run now" not in advice
+    left = _done_run(["https://resy.com/cities/syd", "https://www.google.com/search?q=pasta",
+                      "https://www.google.com/"])
+    advice = advise(left, []).advice
+    assert "you are on google.com now, not on resy.com: go back to resy.com" in advice
+    blank = _done_run(["https://resy.com/cities/syd", "about:blank", "about:blank"])
+    assert "notes say the task is complete" not in advise(blank, []).advice
+    there = _done_run(["https://resy.com/cities/syd", "https://resy.com/cities/syd/x", "https://resy.com/cities/syd/x"])
+    assert "end the run now" in advise(there, []).advice
