@@ -174,6 +174,37 @@ def irreversible(words: str, task: str) -> bool:
     return not any(w.startswith(verb) or _SAME_UNDOING.get(w[:5], w[:5]) == kind for w in asked)
 
 
+# What a step commits the agent to beyond finding and choosing: putting things in a cart or a list, buying,
+# booking, sharing, subscribing, posting. Another run's plan suggests one only when the task asks for that kind
+# ("click 'Add to Wish List'" came from a run whose task saved to a wish list, not from one that filters bras).
+_COMMITMENTS = [
+    (re.compile(r"\badd(?:ed)? (?:it |this |item )?to (?:my |your |the )?(?:cart|bag|basket|trolley)\b|\badd to (?:my )?order\b"),
+     re.compile(r"\b(?:cart|bag|basket|trolley|buy|purchase|order|checkout|check out|add|get)\b")),
+    (re.compile(r"\b(?:wish ?list|favou?rites?|saved items|registry|save for later|bookmark)\b|^(?:save|like|follow|heart)$"),
+     re.compile(r"\b(?:wish ?lists?|favou?rites?|favou?rite|save|saved|like|follow|registry|bookmark|heart|list)\b")),
+    (re.compile(r"^share\b|\bshare (?:this|on|via|with)\b|\b(?:send|email) (?:this |it )?to a friend\b"),
+     re.compile(r"\b(?:share|send|email|mail|tell|post)\b")),
+    (re.compile(r"\bsubscribe\b|\bsign ?up\b|\bregister\b|\bcreate (?:an |your |my )?account\b|\bjoin (?:now|free|us|today)\b"
+                r"|\bnewsletter\b"),
+     re.compile(r"\b(?:subscri\w*|sign ?up|register\w*|join|account|newsletter|member\w*|enrol\w*)\b")),
+    (re.compile(r"\bbuy (?:it )?now\b|\bpurchase\b|\bplace (?:your |my |the )?order\b|\bcheck ?out\b|\bproceed to (?:checkout|payment)\b"
+                r"|\bpay now\b|\bcomplete (?:purchase|order|booking)\b|\bbook (?:it |this )?now\b|\breserve (?:now|it|this)\b"
+                r"|\bconfirm (?:booking|reservation|purchase|order|and pay)\b"),
+     re.compile(r"\b(?:buy\w*|purchas\w*|order\w*|checkout|check out|pay\w*|book\w*|reserv\w*|rent\w*|tickets?|cart|hire"
+                r"|subscri\w*|donat\w*|get)\b")),
+    (re.compile(r"\bwrite (?:a |your )?review\b|\brate (?:this|it)\b|\bpost (?:a |your )?(?:review|comment|question)\b"
+                r"|\bdonate\b|\badd to (?:playlist|queue|library)\b"),
+     re.compile(r"\b(?:review\w*|rat(?:e|ing)|post|comment|donat\w*|playlist|queue|library|add)\b")),
+]
+
+
+def unasked(words: str, task: str) -> bool:
+    """True when `words` (a label, folded) commit the agent to something the task does not ask for (a cart, a
+    list, a purchase or booking, sharing, an account, a review)."""
+    folded_task = fold(task)
+    return any(label_kind.search(words) and not asked.search(folded_task) for label_kind, asked in _COMMITMENTS)
+
+
 def step_words(action: str, description: str | None, *, task: str, domain: str | None,
                url: str | None = None, other_task: str | None = None, other_values: tuple[str, ...] = (),
                specific: bool = False) -> str | None:
@@ -192,7 +223,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if not same_site(destination or url, domain):
             return None
         where = page(destination, domain, depth=1) if destination else None  # the section, not another task's parameters
-        if where and not specific and irreversible(re.sub(r"[-_/]+", " ", fold(where)), task):
+        words = re.sub(r"[-_/]+", " ", fold(where)) if where else ""
+        if where and not specific and (irreversible(words, task) or unasked(words.strip(), task)):
             return None
         return f"go to {where} on {site(domain)}" if where and site(domain) else None
     if verb in {"scroll", "back", "forward"}:
@@ -230,7 +262,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         return None
     if _foreign(target, f"{task} | {domain or ''}", other_task, other_values):
         return None if specific else f"{_VERB_WORDS.get(verb, verb)} {ANY_ENTRY}"
-    if not specific and irreversible(fold(target), task):
+    if not specific and (irreversible(fold(target), task) or unasked(fold(target), task)):
         return None
     if _spoofs_site(target, domain):
         return None

@@ -316,3 +316,22 @@ def test_no_element_the_dev_runs_act_on_reads_as_a_note_to_its_reader():
     short = [t for t in targets if t and len(t.split()) <= 5]
     assert len(short) > 3000  # the dev runs' labels, read: the check below is over real text
     assert [t for t in short if advises(fold(t))] == []
+
+
+@pytest.mark.parametrize("action,task,kept", [
+    ("click('Add to Wish List')", "Filter women's sports bras that are purple in size small", False),
+    ("click('Add to Wish List')", "Add two black sports bras to my wishlist", True),
+    ("click('Add to Cart')", "Find the cheapest Xbox wireless controller rated above 4 stars", False),
+    ("click('Add to Cart')", "Add a pack of toilet paper to your Amazon cart", True),
+    ("click('Book Now')", "Find the cheapest flight from New York to Miami", False),
+    ("click('Book Now')", "Book a table for 2 at Nobu", True),
+    ("click('Subscribe')", "Show the latest jazz tracks", False),
+    ("click('Share')", "Find a Ricky Kej track to listen and share", True),
+    ("goto('https://shop.com/checkout')", "Find the price of a blue kettle", False),
+    ("click('Apply')", "Filter the results to Wi-Fi consoles", True),
+])
+def test_a_step_that_commits_the_agent_is_suggested_only_when_the_task_asks_for_that_kind(action, task, kept):
+    from coach.steps import step_words
+
+    words = step_words(action, None, task=task, domain="shop.com")
+    assert (words is not None) is kept, words
