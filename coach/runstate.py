@@ -237,7 +237,8 @@ def _repeat(run: PartialRun) -> Signal | None:
         seen = all(a.observation and b.observation for a, b in zip(tail, tail[1:], strict=False))
         sentence += " and the page did not change" if seen else " and the address did not change"
     count = sentence
-    sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None) + "."
+    sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None, target,
+                                                              off_site(steps[-1].url, run.domain) and site(run.domain)) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
                   {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None,
@@ -267,7 +268,13 @@ def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
                   {"action": "none", "target": None, "times": n, "page": where, "error": None, "count": count})
 
 
-def _remedy(verb: str, error: str | None) -> str:
+# a control that sends a form: clicked again and again with nothing happening, the form is missing an entry
+_SUBMIT = re.compile(r"(?i)^(?:search(?: \w+){0,2}|submit(?: \w+)?|go|find(?: \w+){0,2}|continue|next|apply(?: \w+)?"
+                     r"|confirm|done|save|update|show results|see results|view results|sign in|log ?in|book now"
+                     r"|check availability|get quotes?|calculate|send)$")
+
+
+def _remedy(verb: str, error: str | None, target: str | None = None, away: str | None = None) -> str:
     if error in {"an element that was not found", "an element that is not visible", "an element that no longer exists"}:
         return ("the element is not where you expect; scroll to it or find it by its visible text, use the site's "
                 "search, or go back one page")
@@ -282,6 +289,11 @@ def _remedy(verb: str, error: str | None) -> str:
                 "submit button) instead of typing again")
     if verb == "navigate":
         return "the address does not lead where you need; reach the page through the site's menu or search instead"
+    if away and verb == "click":  # "the site's search" on google.com is the search box it keeps using
+        return f"this page is not on {away}, where the task is done; open {away} (navigate to its address) instead"
+    if verb == "click" and target and _SUBMIT.match(target):
+        return ("the form it sends is likely missing an entry (a field left empty or an option not chosen); fill in "
+                "what your task gives, look for a message next to the fields, then click it once")
     if verb == "scroll":
         return ("if what you need has not appeared after these scrolls, use the site's search, filters or menu "
                 "instead of scrolling further")

@@ -577,3 +577,17 @@ def test_notes_that_say_done_away_from_the_task_s_site_send_the_agent_there():
     assert "notes say the task is complete" not in advise(blank, []).advice
     there = _done_run(["https://resy.com/cities/syd", "https://resy.com/cities/syd/x", "https://resy.com/cities/syd/x"])
     assert "end the run now" in advise(there, []).advice
+
+
+def test_a_repeated_submit_button_says_the_form_misses_an_entry_and_a_loop_off_site_says_open_the_site():
+    submit = PartialRun.model_validate({"task": "Find a flight from New York to Miami", "domain": "jetblue.com",
+                                        "steps": [{"action": "click('Search flights')", "url": "https://www.jetblue.com/"}] * 4})
+    advice = advise(submit, []).advice
+    assert "likely missing an entry" in advice and "the site's search" not in advice
+    away = PartialRun.model_validate({"task": "Find an Xbox controller", "domain": "newegg.com",
+                                      "steps": [{"action": "click[69]", "url": "https://www.google.com/search?q=x"}] * 3})
+    advice = advise(away, []).advice
+    assert "3 times on google.com" in advice and "open newegg.com" in advice and "the site's search" not in advice
+    other = PartialRun.model_validate({"task": "Read the news", "domain": "bbc.com",
+                                       "steps": [{"action": "click('News')", "url": "https://www.bbc.com/"}] * 3})
+    assert "pick a different element" in advise(other, []).advice
