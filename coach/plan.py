@@ -27,6 +27,11 @@ _DISMISS = re.compile(r"click '((?:got it|ok(?:ay)?|no,? thanks?|not now|maybe l
                       r"(?: \w+)?|i understand|understood|accept(?: all)?(?: cookies)?|i agree|agree|reject all))'", re.I)
 
 
+# steps that name no control or value of the page: a plan of nothing else says nothing
+_GENERIC = frozenset({"type the value your task gives", "choose the option your task asks for",
+                      "search with the words of your task", "scroll", "go back", "go forward"})
+
+
 @dataclass(frozen=True)
 class Plan:
     """The next steps of a successful run on the same site, in words."""
@@ -100,6 +105,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                                domain=run.domain, url=step.get("url"), other_task=n.task, other_values=values)
             if step.get("norm", "").startswith("answer"):
                 break
+            if words is None and action_verb(step.get("action") or step.get("norm", "")) in {"type", "search", "select"}:
+                break  # an entry that cannot be said: the steps after it would skip it ("click 'Find care'" unfilled)
             if not template and words and words.endswith(ANY_ENTRY):
                 break  # another task's choice: what the agent should pick there, and all after it, is unknown
             if words and (m := _DISMISS.fullmatch(words)):
@@ -115,6 +122,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 break
         if orders_when_joined(steps):
             continue  # labels that each passed alone and read as one order in a row: that run is no plan
+        if steps and all(step in _GENERIC for step in steps):
+            continue  # "type the value your task gives" alone names nothing on the page
         if len(steps) > (mode == "task"):
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
                         site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)

@@ -248,13 +248,14 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if verb == "select":
             if value:
                 return f"select '{value}'" + (f" in '{field}'" if field else "")
-            return f"choose the option your task asks for in '{field}'" if field else None
+            return f"choose the option your task asks for in '{field}'" if field else "choose the option your task asks for"
         if verb == "search":
             return f"search for '{value}'" if value else (f"search in the '{field}' box" if field else
                                                            "search with the words of your task")
         if value:
             return f"type '{value}'" + (f" into the '{field}' field" if field else "")
-        return f"fill in the '{field}' field with the value your task gives" if field else None
+        # a field it cannot name is still a step: a plan that left it out would submit the form unfilled
+        return f"fill in the '{field}' field with the value your task gives" if field else "type the value your task gives"
     target = step_label(action, description)
     if target and not task_label(target, task):
         target = None

@@ -527,3 +527,19 @@ def test_a_plan_never_suggests_the_step_the_agent_repeats_to_no_effect():
     only = Plan(steps=["click 'News'"], norms=["news"], episode_id=1, same_template=True)
     assert _without_repeated_step(only, [repeat]) is None
     assert _without_repeated_step(plan, []) is plan
+
+
+def test_a_plan_keeps_an_entry_it_cannot_name_and_never_plans_past_an_entry_it_must_not_ask_for():
+    """A stored run typed its own ZIP into an unnamed box, then clicked 'Find care': the plan said only "click
+    'Find care'", and the agent would have submitted the form empty (a grader's finding)."""
+    from coach import success_plan
+
+    typed = neighbour(1, 0.95, True, ["CLICK [link] Pharmacy", 'type("45201")', "CLICK [button] Find care"],
+                      task="Find a pharmacy near 45201")
+    now = PartialRun.model_validate({"task": "Find a pharmacy near 10018", "start_url": SITE,
+                                     "steps": [{"action": "CLICK [link] Pharmacy"}]})
+    plan = success_plan(now, [typed], min_similarity=0.5)
+    assert plan is not None and plan.steps == ["type the value your task gives", "click 'Find care'"]
+    secret = neighbour(2, 0.95, True, ["CLICK [link] Pharmacy", "TYPE: hunter2 [textbox] Password",
+                                       "CLICK [button] Find care"], task="Find a pharmacy near 45201")
+    assert success_plan(now, [secret], min_similarity=0.5) is None
