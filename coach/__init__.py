@@ -18,10 +18,10 @@ from coach.advise import (
 from coach.align import action_similarity, match_point, next_action
 from coach.features import FEATURES, run_features, seed_heuristic, step_failed
 from coach.lessons import lesson_words
-from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
+from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, Signal, SystemMessage
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel
-from coach.runstate import Signal, run_signals
+from coach.runstate import run_signals
 from coach.safety import EVIDENCE_CLOSE, EVIDENCE_OPEN, sanitize
 from coach.steps import step_words
 from coach.words import carries_ids, error_class, label, shows_internals

@@ -12,12 +12,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from coach.features import run_features
-from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, SystemMessage
+from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, Signal, SystemMessage
 from coach.pages import disguised_hosts, hosts_in, same_site, site
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
-from coach.runstate import Signal, dead_end, run_signals
+from coach.runstate import run_signals
 from coach.safety import sanitize
+from coach.walls import dead_end
 from coach.words import (
     carries_ids,
     clean,

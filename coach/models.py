@@ -90,3 +90,13 @@ class Guidance(BaseModel):
     def source(self) -> str:
         """`template` or `llm`: who wrote the advice."""
         return self._source
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One finding about the run: its kind, how sure we are, and what the agent reads."""
+
+    kind: str
+    confidence: float
+    message: str
+    facts: dict[str, object] = field(default_factory=dict)

@@ -148,3 +148,22 @@ def disguised_hosts(text: str) -> set[str]:
 
 _TLDS = frozenset("com org net gov edu io co uk de fr es it nl ru cn jp kr in br au ca us info biz app dev ai xyz "
                   "site online shop store top me tv cc ly gg example test local internal".split())
+
+
+def unloaded(url: str | None) -> bool:
+    """A step that is on no page of any site: a blank tab or the browser's own error page (a run that records no
+    URL, or an empty one, says nothing)."""
+    u = (url or "").strip().lower()  # an empty URL says nothing either
+    return u.startswith(("about:", "chrome-error:", "chrome:", "edge:", "data:"))
+
+
+def located(url: str | None, domain: str | None) -> str:
+    """" on koa.com at /glamping", " on amctheatres.com (the home page)": where `url` is, in words, or "" when
+    its site is neither the task's nor one fit to name."""
+    if not url:
+        return ""
+    name = off_site(url, domain) or (site(domain) if same_site(url, domain) else None)
+    if not name:
+        return ""
+    where = page(url, domain) if same_site(url, domain) else None
+    return f" on {name}" + (f" at {where}" if where and where.startswith("/") else f" ({where})" if where else "")

@@ -1,4 +1,5 @@
-"""What the run itself shows, with no memory: repeated actions, stalls, failing steps and walls.
+"""What the run itself shows, with no memory: repeated actions, stalls, failing steps, notes that say it is done
+or stuck, and the walls of `coach.walls`.
 
 Each finding is a `Signal`: a kind, a confidence of its own, and a short message for the agent built only
 from whitelisted fragments of the run (`coach.words`). Paging and scrolling that change the URL or the page
@@ -8,79 +9,17 @@ are progress, never a loop.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from coach.models import PartialRun
-from coach.notes import STUCK, says_done, says_progress, says_stuck
-from coach.pages import off_site, page, same_site, site
+from coach.models import PartialRun, Signal
+from coach.notes import says_done, says_progress, says_stuck
+from coach.pages import located, off_site, page, same_site, site, unloaded
 from coach.steps import action_label, typed_value
+from coach.walls import walls
 from coach.words import TAG_NAMES, clean, error_class, label, task_label
 from condenser import Step, action_target, action_verb, describe_action, domain_of
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
                      r"|see more|view more|month|week|year|day)\b|[›»>]{1,2}|^\s*\d+\s*$", re.I)
-
-WALLS: dict[str, dict[str, re.Pattern[str]]] = {
-    "consent": {
-        "url": re.compile(r"(?:^|[./])consent\.|/consent|cookie-?(?:policy|consent|settings)|gdpr", re.I),
-        "text": re.compile(r"accept (?:all )?cookies|we use cookies|cookie (?:settings|preferences|banner|consent|notice)"
-                           r"|manage (?:consent|cookies)|consent (?:dialog|banner|popup|form)|before you continue to"
-                           r"|reject all|cookie wall", re.I),
-    },
-    "login": {
-        "url": re.compile(r"/(?:log-?in|sign-?in|signin|ap/signin|auth(?:enticate)?|account/login|sso|session/new)"
-                          r"(?:[/?#.]|$)", re.I),
-        "text": re.compile(r"sign in to continue|please (?:log|sign) ?in|log ?in required|sign ?in required"
-                           r"|you must (?:be )?(?:log|sign)(?:ged)? ?in|login wall|requires? (?:a )?(?:login|sign ?in|account)"
-                           r"|enter your password", re.I),
-    },
-    "captcha": {
-        "url": re.compile(r"captcha|/challenge|/sorry/|validatecaptcha|cdn-cgi/challenge|are-?you-?(?:a-?)?human"
-                          r"|human-?verification|/bot-?(?:check|detection)|perimeterx|datadome|/distil_|/blockpage", re.I),
-        "text": re.compile(r"captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|unusual traffic"
-                           r"|bot (?:check|detection)|press (?:and|&) hold|security check|just a moment\W{0,3}\s*(?:$|\W)"
-                           r"|checking (?:if the site connection is secure|your browser)|cloudflare|verifying you are"
-                           r" human|attention required|ddos protection|are you a human", re.I),
-    },
-    "not_found": {
-        "url": re.compile(r"/404(?:[/?#.]|$)|/not-?found|/error(?:[/?#.]|$)", re.I),
-        "text": re.compile(r"\b404\b|page (?:not found|does not exist|cannot be found|isn't available)"
-                           r"|this page (?:doesn't|does not) exist", re.I),
-    },
-    "blocked": {
-        "url": re.compile(r"^(?:chrome-error|about:neterror)|/(?:access-?denied|forbidden|blocked)(?:[/?#.]|$)", re.I),
-        "text": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
-                           r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
-                           r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)"
-                           # a block page in the agent's words ("You have been blocked", Cloudflare's)
-                           r"|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am|'m| were| was)"
-                           r" (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is) (?:blocked|denied)", re.I),
-    },
-    "empty_results": {
-        "url": re.compile(r"$^"),
-        "text": re.compile(r"\bno (?:results|matches|items|products|flights|hotels|listings) (?:found|match|were found)"
-                           r"|\b0 (?:results|matches|items)\b|did not match any|returned no results|nothing (?:was )?found"
-                           r"|no results for|we couldn't find (?:any|anything)|found no (?:results|matches)", re.I),
-    },
-}
-
-
-_LOAD_ERROR = re.compile(r"this site can(?:no|')t be reached|refused to connect|err_[a-z_]+", re.I)
-_HANDLED = re.compile(r"\b(?:accepted|dismissed|closed|handled|gone|cleared|rejected|got rid of|now (?:i|let)"
-                      r"|need to accept|let me accept|i'll accept|will accept)\b", re.I)
-_BLOCKING = re.compile(r"\b(?:blocking|blocks|in the way|covers|covering|obscur\w*|won't go away|keeps? (?:coming|"
-                       r"appearing|showing)|can't (?:close|dismiss|get past)|cannot (?:close|dismiss|get past))\b", re.I)
-
-
-@dataclass(frozen=True)
-class Signal:
-    """One finding about the run: its kind, how sure we are, and what the agent reads."""
-
-    kind: str
-    confidence: float
-    message: str
-    facts: dict[str, object] = field(default_factory=dict)
-
 
 def _raw(step: Step) -> str:
     return " ".join(step.action.lower().split())
@@ -105,13 +44,6 @@ def _same(a: Step, b: Step) -> bool:
         return False  # nearby clicks on a page that changed, or of a run that does not say: maybe progress
     return (abs(float(ma.group(1)) - float(mb.group(1))) <= NEAR_PX
             and abs(float(ma.group(2)) - float(mb.group(2))) <= NEAR_PX)
-
-
-def _unloaded(url: str | None) -> bool:
-    """A step that is on no page of any site: a blank tab or the browser's own error page (a run that records no
-    URL, or an empty one, says nothing)."""
-    u = (url or "").strip().lower()  # an empty URL says nothing either
-    return u.startswith(("about:", "chrome-error:", "chrome:", "edge:", "data:"))
 
 
 def _target(step: Step, task: str = "") -> str | None:
@@ -248,13 +180,13 @@ def _repeat(run: PartialRun) -> Signal | None:
 def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
     """Steps that found no element to act on (`None`): on a blank tab the site was never opened."""
     name = site(run.domain)
-    before = next((s.url for s in reversed(run.steps[:-n]) if s.url and not _unloaded(s.url)), None)
+    before = next((s.url for s in reversed(run.steps[:-n]) if s.url and not unloaded(s.url)), None)
     opened = page(before, run.domain) if before else None  # the site's page the run had open before the blank tab
-    if _unloaded(run.steps[-1].url) and opened and name:
+    if unloaded(run.steps[-1].url) and opened and name:
         at = "" if opened == "the home page" else f" at {opened}"
         sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page now, though {name} "
                     f"was open before{at}. Open that page again (navigate to its address), then act on what it shows.")
-    elif _unloaded(run.steps[-1].url):
+    elif unloaded(run.steps[-1].url):
         sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page: "
                     + (f"{name} was never opened. Open {name} first (navigate to its address), then act on what "
                        "it shows." if name else "no site was opened. Navigate to the site your task names first, "
@@ -334,7 +266,7 @@ def _errors(run: PartialRun) -> Signal | None:
     failed = [s for s in recent if s.error or (s.reward is not None and s.reward < 0) or action_verb(s.action) == "none"]
     if len(failed) < 2 or not (run.steps[-1].error or action_verb(run.steps[-1].action) == "none"):
         return None
-    if not any(s.error for s in failed) and (_unloaded(run.steps[-1].url) or not run.steps[-1].url):
+    if not any(s.error for s in failed) and (unloaded(run.steps[-1].url) or not run.steps[-1].url):
         return None  # steps that found nothing on a tab with no page, and no error said: `_nothing_done` says it
     classes = [error_class(s.error) if s.error else "an element that was not found" for s in failed]
     main = classes[-1]
@@ -344,124 +276,6 @@ def _errors(run: PartialRun) -> Signal | None:
     return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
                   f"{share} failed, the last with {main}. Change approach: {_remedy(verb, main)}.",
                   {"failed": len(failed), "error": main, "remedy": _remedy(verb, main)})
-
-
-_WALL_WORDS = {
-    "consent": "A cookie or consent dialog is in the way{on}. Click its accept or reject button once (such as "
-               "'Accept all' or 'Reject all'), then carry on with the task.",
-    "login": "{Site} is asking you to sign in{at}. Your task gives no login details, so do not guess them: look "
-             "for a way that needs no account ({ways}), or report that the task needs a login.",
-    "login_only": "{Site} is asking you to sign in{at}. What your task asks for is done from an account, and the "
-                  "task gives no login details: do not guess them or look for a way around; report that the task "
-                  "needs a login.",
-    "login_given": "{Site} is asking you to sign in{at}: use the login details your task gives, once; if they "
-                   "are refused, report it rather than retrying.",
-    "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
-               "back and reach the page another way (the site's own search or menu), or report that the site "
-               "blocks automated access.",
-    "captcha_first": "{Site} shows a captcha or bot check{at}, before any of its pages has loaded for you. Do not "
-                     "type guesses into it or reload again and again: report that the site blocks automated access.",
-    "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
-                 "guessed address.",
-    "not_found_link": "The page{at} does not exist: the link you followed leads nowhere. Go back and reach the page "
-                      "another way ({site}'s menu or search).",
-    "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
-               "page another way (the site's home page, menu or search), or report that the site blocks access.",
-    "load_error": "The browser could not load the page{came}: it shows its own error page. Loading the same address "
-                  "again will not help: go back and reach the page another way (the site's home page, menu or "
-                  "search), or report that the site cannot be reached.",
-    "empty_results": "The search{on} found nothing. Search again with fewer or more general words (drop filters, "
-                     "dates and exact phrases), check the spelling, or browse the category from the menu.",
-}
-
-
-# Tasks done only from a signed-in account (no guest way exists), and tasks that buy (a guest checkout may)
-_ACCOUNT_TASK = re.compile(
-    r"(?i)\b(?:un)?(?:follow|subscribe)\b|\b(?:up|down)vote|\bbookmark|\bfavou?rite\b|\b(?:give|leave|add) (?:a |my )?"
-    r"(?:like|rating|comment|review)\b|^\s*like (?:the|this|a|it)\b|\b(?:write|leave|post|submit) (?:a |my )?(?:review"
-    r"|comment|post|reply|answer)\b|\b(?:delete|clear|remove) (?:the |my )?(?:\w+ ){0,3}history\b|\bplaylist|\bwatch ?list"
-    r"|\bwish ?list|\bsave (?:it |this |them |the \w+ )?(?:to|in) (?:my|a) ")
-_PURCHASE_TASK = re.compile(r"(?i)\b(?:buy|purchase|order(?! (?:status|number|history|id|details|tracking|no\b|#|\d))|check ?out|book"
-                            r"|reserve|pay|rent)\b|\bto (?:the |my )?cart\b")
-
-
-# Tasks that name what a guest lookup asks for: an order's or a booking's number, often with an e-mail
-_LOOKUP_TASK = re.compile(r"(?i)\b(?:order|booking|reservation|confirmation|tracking|ticket|rebate|claim|case)\s*"
-                          r"(?:number|no\.?|#|id|code)\b|\b(?:track|status of|look ?up|find) (?:my |an? |the )?(?:order"
-                          r"|package|shipment|booking|reservation|rebate|claim)\b")
-
-
-_QUERY = re.compile(r"\?[^#]*")
-
-
-def _url_shows(patterns: dict[str, re.Pattern[str]], url: str | None) -> bool:
-    """Whether the address names the wall: its scheme, host, path and fragment (a page's route after "#/"), never its
-    query, whose parameter names and values say where a form came from or goes (`?g-recaptcha-response=&phone=...`
-    on a lookup page, `?next=/login`); Cloudflare's challenge token is the one query that names a wall."""
-    if not url:
-        return False
-    return bool(patterns["url"].search(_QUERY.sub("", url, count=1))) or (
-        patterns is WALLS["captcha"] and "__cf_chl_" in url)
-
-
-def _walls(run: PartialRun) -> list[Signal]:
-    steps = run.steps
-    if not steps:
-        return []
-    last = steps[-1]
-    prev = steps[-2] if len(steps) > 1 else None
-    out = []
-    name = site(run.domain) or site(domain_of(last.url)) or "the site"
-    # the texts every wall looks at, cleaned once (a page can make them megabytes long: a prefix is read)
-    hard = [clean(t[:10000])[:5000] for t in (last.observation, last.error) if t]
-    words = clean((last.thought or "")[:5000])
-    handled = bool(words and _HANDLED.search(words))
-    said_stuck = bool(words and not handled and (STUCK.search(words) or _BLOCKING.search(words)))
-    earlier: list[str] | None = None  # the step before's texts, cleaned when a wall needs them (seldom)
-    for kind, patterns in WALLS.items():
-        in_url = _url_shows(patterns, last.url)
-        in_page = any(patterns["text"].search(t) for t in hard)
-        # the agent's own words name a wall only when they say it is still in the way, not that it was handled
-        # (a bot check the agent names is in its way whatever else it says: "Just a moment... Cloudflare")
-        in_words = (said_stuck or (kind in {"captcha", "blocked"} and not handled)) and bool(
-            words and patterns["text"].search(words))
-        # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption:
-        # on the page, it counts when the step failed, the kind always stops a run, or the step before showed it
-        # too; in the agent's words, when the step before showed it (that step looked at only when it decides)
-        if not (in_url or (in_page and (last.failed or kind in {"captcha", "not_found", "blocked"}))):
-            if not (in_page or in_words) or prev is None:
-                continue
-            if earlier is None:
-                earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t]
-            if not (_url_shows(patterns, prev.url) or any(patterns["text"].search(t) for t in earlier)):
-                continue
-        if kind == "empty_results" and not (in_page or in_words):
-            continue
-        at = page(last.url, run.domain)
-        key = kind
-        if kind == "blocked" and (_unloaded(last.url) or any(_LOAD_ERROR.search(t) for t in hard)):
-            key = "load_error"  # the browser's page, not the site's: no site is named
-        if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
-                                         run.task, re.I):
-            key = "login_given"
-        elif kind == "captcha" and last.url and not any(
-                st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
-                for st in steps[:-1]):
-            key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
-        elif kind == "login" and _ACCOUNT_TASK.search(run.task):
-            key = "login_only"  # following, liking, a playlist, a history: no guest way exists
-        elif kind == "not_found" and action_verb(last.action) not in {"navigate", "other"}:
-            key = "not_found_link"  # a click led there: no address was guessed
-        came = _located(next((s.url for s in reversed(steps) if s.url and not _unloaded(s.url)), None), run) \
-            if key == "load_error" else ""
-        ways = ("a guest lookup with the details your task gives (an order or booking number, an e-mail), public "
-                "pages" if _LOOKUP_TASK.search(run.task) else "guest checkout, public pages, the site's search"
-                if _PURCHASE_TASK.search(run.task) else "public pages, the site's search")
-        message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
-                                          Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
-        confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
-        out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
-    return out
 
 
 _GERUND = {"click": "clicking", "type": "typing into", "select": "choosing in", "hover": "hovering over",
@@ -475,25 +289,13 @@ def _doing_words(action: str, target: str) -> str:
     return f"{_GERUND.get(verb, 'acting on')} '{target}'"
 
 
-def _located(url: str | None, run: PartialRun) -> str:
-    """" on koa.com at /glamping", " on amctheatres.com (the home page)": where `url` is, in words, or "" when
-    its site is neither the task's nor one fit to name."""
-    if not url:
-        return ""
-    name = off_site(url, run.domain) or (site(run.domain) if same_site(url, run.domain) else None)
-    if not name:
-        return ""
-    where = page(url, run.domain) if same_site(url, run.domain) else None
-    return f" on {name}" + (f" at {where}" if where and where.startswith("/") else f" ({where})" if where else "")
-
-
 def _struggle(run: PartialRun) -> Signal | None:
     recent = run.steps[-3:]
     said = [says_stuck(s.thought) for s in recent]
     hits = sum(said)
     if len(recent) < 3 or hits < 2 or not said[-1]:  # the latest note has moved on ("I can see results"): so has it
         return None
-    where = _located(run.steps[-1].url, run) or (f" on {at}" if (at := page(run.steps[-1].url, run.domain)) else "")
+    where = located(run.steps[-1].url, run.domain) or (f" on {at}" if (at := page(run.steps[-1].url, run.domain)) else "")
     target = _target(run.steps[-1], run.task)
     did = f" (your last action: {_doing_words(run.steps[-1].action, target)})" if target else ""
     return Signal("struggle", 0.55,
@@ -509,13 +311,13 @@ def _done(run: PartialRun) -> Signal | None:
     said = [says_done(s.thought) for s in recent]
     if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
         return None
-    if _unloaded(recent[-1].url):
+    if unloaded(recent[-1].url):
         return None  # a tab that shows no page: what the run shows (`_nothing_done`) is said, not the belief
     where = page(recent[-1].url, run.domain)
     away = off_site(recent[-1].url, run.domain)
     own = site(run.domain)
     if away and own:  # the task's site is where the task is done: the belief is checked there, not here
-        visited = any(s.url and not _unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)
+        visited = any(s.url and not unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)
                       for s in run.steps)
         return Signal("done", 0.7, (
             f"Your own notes say the task is complete, but you are on {away} now, not on {own}: go back to {own}, "
@@ -534,27 +336,10 @@ def _done(run: PartialRun) -> Signal | None:
                   {"notes": sum(said)})
 
 
-HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}
-
-
-def sign_in_page(url: str | None) -> bool:
-    """The address is a sign-in page (the login wall's own URL pattern)."""
-    return _url_shows(WALLS["login"], url)
-
-
-def dead_end(run: PartialRun, signals: list[Signal], plan_url: str | None = None) -> bool:
-    """The agent is on no page it can act on: a captcha, a missing page, a refusal, or a tab that shows no page;
-    or on a sign-in page its task gives no login for, where the successful run's next step (taken at `plan_url`)
-    was not. Another run's next steps on the site do not apply from there."""
-    return bool(run.steps and _unloaded(run.steps[-1].url)) or any(
-        s.kind in HARD_WALLS or s.kind == "wall:login" and not s.facts.get("given") and not sign_in_page(plan_url)
-        for s in signals)
-
-
 def run_signals(run: PartialRun) -> list[Signal]:
     """Everything the run itself shows, strongest first."""
     found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
-    found += _walls(run)
+    found += walls(run)
     walled = any(s.kind.startswith("wall:") and s.kind != "wall:empty_results" for s in found)
     done = None if walled else _done(run)  # a page in the way is a fact; the agent's "done" there is a belief
     if done is not None:  # why it goes round: it believes it is finished; the rest only counts how long

@@ -515,8 +515,8 @@ def test_a_plan_never_suggests_the_step_the_agent_repeats_to_no_effect():
     """"You have clicked 'News' 3 times ... pick a different element" then "Try next: click 'News'" contradicted
     each other (seen on a dev run, 2026-12-05): the repeated step leaves the plan."""
     from coach.advise import _without_repeated_step
+    from coach.models import Signal
     from coach.plan import Plan
-    from coach.runstate import Signal
 
     plan = Plan(steps=["click 'News'", "click 'Todays news'"], norms=["news", "todays news"], episode_id=1,
                 same_template=True)

@@ -204,7 +204,7 @@ def test_nearby_clicks_that_may_be_progress_are_no_loop():
 
 
 def test_an_empty_url_is_no_blank_tab():
-    from coach.runstate import dead_end
+    from coach.walls import dead_end
 
     steps = [{"action": "click('Coffee')", "url": ""}]
     assert not dead_end(PartialRun.model_validate({"task": "Buy coffee", "steps": steps}), [])
