@@ -1,7 +1,8 @@
-"""Credentials: private keys, credentials in URLs and connection strings, provider keys, bearer tokens, and the
+"""Credentials: private keys, credentials in URLs and connection strings, bearer tokens and the
 values of secret-named fields in many languages ("password=", "\"pwd\": \"...\"", "my password is ...").
 
-Each detector runs only where one of its hint words occurs (`HINTS`, found by `condenser.scan.Hints`).
+Each detector runs only where one of its hint words occurs (`HINTS`, found by `condenser.scan.Hints`). Secrets known
+by their shape alone (vendor keys, password hashes, recovery phrases) are `condenser.key_shapes`'.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from condenser import command_line, one_time_codes, url_tokens
+from condenser import command_line, key_shapes, one_time_codes, url_tokens
 from condenser.placeholders import NOT_VALUES, PLACEHOLDER, SECRET
 from condenser.scan import WORD_STARTS, Hits, nocase, substitute_at
 
@@ -20,86 +21,6 @@ _PEM_HEAD = re.compile(r"-{4,5}\s?BEGIN|PuTTY-User-Key-File-")  # where a block 
 # ://user:password@host, any scheme (postgres, mongodb+srv, jdbc:mysql, ftp, redis) and any host: one without a
 # dot (localhost, db), an IP, [::1]. Starting at "://", a literal, the engine finds candidates fast.
 _URL_CREDENTIALS = re.compile(r"(://[^\s:/?#@\[\]]*:)([^\s/@]+)(@)")  # "#" and "?" unescaped in passwords too
-# Keys whose vendor prefix says what they are: (prefix, rest), the rest of the token included whatever its
-# length (a fixed-length pattern would leave the tail of a longer key). The prefixes are the hint words.
-_PREFIXED_KEYS = [
-    ("sk-", r"[A-Za-z0-9_\-]{16,}"),  # OpenAI (sk-, sk-proj-, sk-svcacct-), Anthropic (sk-ant-api03-), DeepSeek
-    ("sk_live_", r"[A-Za-z0-9]{10,}"), ("sk_test_", r"[A-Za-z0-9]{10,}"),  # Stripe
-    ("rk_live_", r"[A-Za-z0-9]{10,}"), ("rk_test_", r"[A-Za-z0-9]{10,}"), ("whsec_", r"[A-Za-z0-9]{20,}"),
-    ("ghp_", r"[A-Za-z0-9]{20,}"), ("gho_", r"[A-Za-z0-9]{20,}"), ("ghu_", r"[A-Za-z0-9]{20,}"),
-    ("ghs_", r"[A-Za-z0-9]{20,}"), ("ghr_", r"[A-Za-z0-9]{20,}"), ("github_pat_", r"[A-Za-z0-9_]{20,}"),
-    ("glpat-", r"[A-Za-z0-9_\-]{20,}"), ("gldt-", r"[A-Za-z0-9_\-]{20,}"), ("glrt-", r"[A-Za-z0-9_\-]{20,}"),
-    ("AKIA", r"[0-9A-Z]{16}"), ("ASIA", r"[0-9A-Z]{16}"), ("ABIA", r"[0-9A-Z]{16}"), ("ACCA", r"[0-9A-Z]{16}"),
-    ("xoxb-", r"[A-Za-z0-9\-]{10,}"), ("xoxp-", r"[A-Za-z0-9\-]{10,}"), ("xoxa-", r"[A-Za-z0-9\-]{10,}"),
-    ("xoxe-", r"[A-Za-z0-9.\-]{10,}"), ("xoxs-", r"[A-Za-z0-9\-]{10,}"), ("xapp-", r"[A-Za-z0-9\-]{10,}"),
-    ("hooks.slack.com/services/", r"[A-Za-z0-9/_]{20,}"),
-    ("AIza", r"[0-9A-Za-z_\-]{30,}"), ("ya29.", r"[0-9A-Za-z_\-]{20,}"), ("GOCSPX-", r"[A-Za-z0-9_\-]{20,}"),
-    ("hf_", r"[A-Za-z0-9]{30,}"), ("npm_", r"[A-Za-z0-9]{30,}"), ("pypi-", r"[A-Za-z0-9_\-]{50,}"),
-    ("SG.", r"[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"), ("shpat_", r"[A-Fa-f0-9]{32}"),
-    ("shpss_", r"[A-Fa-f0-9]{32}"), ("dop_v1_", r"[a-f0-9]{64}"), ("dapi", r"[a-f0-9]{32}"),
-    ("dp.pt.", r"[A-Za-z0-9]{40,}"), ("lin_api_", r"[A-Za-z0-9]{40}"), ("PMAK-", r"[A-Za-z0-9\-]{40,}"),
-    ("sq0atp-", r"[A-Za-z0-9_\-]{22,}"), ("sq0csp-", r"[A-Za-z0-9_\-]{40,}"), ("gsk_", r"[A-Za-z0-9]{40,}"),
-    ("xai-", r"[A-Za-z0-9]{60,}"), ("r8_", r"[A-Za-z0-9]{30,}"), ("pplx-", r"[A-Za-z0-9]{40,}"),
-    ("nvapi-", r"[A-Za-z0-9_\-]{40,}"), ("glsa_", r"[A-Za-z0-9_]{32,}"), ("ATATT", r"[A-Za-z0-9_\-=]{50,}"),
-    ("sntrys_", r"[A-Za-z0-9+/=_]{40,}"), ("AGE-SECRET-KEY-1", r"[0-9A-Z]{50,}"), ("EAA", r"[A-Za-z0-9]{60,}"),
-    ("eyJ", r"[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"),  # JWT (an unsigned one too)
-    # HashiCorp Vault, Doppler, Notion, Docker Hub, Supabase, Mailgun, Pinecone, Tailscale, PlanetScale, Figma,
-    # New Relic, Heroku, Brevo, Netlify, Shopify's app and partner tokens, Grafana Cloud, Mapbox's secret keys
-    ("hvs.", r"[A-Za-z0-9_\-]{24,}"), ("hvb.", r"[A-Za-z0-9_\-]{24,}"), ("dp.st.", r"[A-Za-z0-9_\-]{40,}"),
-    ("dp.ct.", r"[A-Za-z0-9]{40,}"), ("dp.sa.", r"[A-Za-z0-9]{40,}"), ("dp.scim.", r"[A-Za-z0-9]{40,}"),
-    ("secret_", r"[A-Za-z0-9]{43}"), ("ntn_", r"[A-Za-z0-9]{40,}"), ("dckr_pat_", r"[A-Za-z0-9_\-]{20,}"),
-    ("sbp_", r"[a-f0-9]{40}"), ("key-", r"[a-f0-9]{32}"), ("pcsk_", r"[A-Za-z0-9_]{40,}"),
-    ("tskey-", r"[A-Za-z0-9\-]{30,}"), ("pscale_tkn_", r"[A-Za-z0-9_\-]{30,}"),
-    ("pscale_pw_", r"[A-Za-z0-9_\-]{30,}"), ("figd_", r"[A-Za-z0-9_\-]{30,}"), ("NRAK-", r"[A-Z0-9]{27}"),
-    ("HRKU-", r"[A-Za-z0-9_\-]{30,}"), ("xkeysib-", r"[a-f0-9]{64}"), ("nfp_", r"[A-Za-z0-9]{30,}"),
-    ("shpca_", r"[A-Fa-f0-9]{32}"), ("shppa_", r"[A-Fa-f0-9]{32}"), ("glc_", r"[A-Za-z0-9+/=_\-]{30,}"),
-    ("sk.eyJ", r"[A-Za-z0-9_\-.]{30,}"),
-    # webhook addresses: whoever holds one may post as the integration
-    ("discord.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
-    ("discordapp.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
-    ("webhook.office.com/webhookb2/", r"[A-Za-z0-9@/_\-]{30,}"),
-    ("hooks.zapier.com/hooks/catch/", r"\d+/[A-Za-z0-9]{4,}"),
-]
-_KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) + rest for p, rest in _PREFIXED_KEYS)
-                     + r")[A-Za-z0-9_\-+/=.~]*")
-# words of a page's address after "sk-": a product (SK-II, SK hynix), not a key ("/products/sk-ii-facial-essence-230ml")
-_SLUG_PART = r"(?:[a-z]{1,15}\d{0,4}|\d{1,6}[a-z]{0,3})"
-_SLUG = re.compile(_SLUG_PART + r"(?:[-_]" + _SLUG_PART + r")+")
-
-
-_VENDOR_SK = ("sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-or-")  # always keys
-
-
-def _prefixed_key(m: re.Match[str]) -> str:
-    key = m.group(0)
-    if not key.startswith("sk-") or key.startswith(_VENDOR_SK) or not _SLUG.fullmatch(key, 3):
-        return SECRET
-    words = sum(len(re.sub(r"\d", "", part)) >= 2 for part in re.split(r"[-_]", key[3:]))
-    return key if words >= 2 else SECRET  # lower-case words and small numbers joined by hyphens: a slug
-
-
-# A password's hash (bcrypt, crypt's MD5/SHA-256/SHA-512, yescrypt, Argon2, Django's PBKDF2): cracked offline, it
-# gives the password back
-_PASSWORD_HASH = re.compile(
-    r"\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}"
-    r"|\$[156]\$(?:rounds=\d+\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,}"
-    r"|\$y\$[./A-Za-z0-9]+\$[./A-Za-z0-9]+\$[./A-Za-z0-9]{43}"
-    r"|\$argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+"
-    r"|(?<![A-Za-z0-9])pbkdf2_sha\d+\$\d+\$[^$\s\"']+\$[A-Za-z0-9+/=]{20,}")
-# A wallet's recovery phrase after its name: 12 to 24 short lower-case words, numbered or not, over lines too
-_MNEMONIC = re.compile(
-    r"(?i:\b(?:seed(?:[ _-]?(?:phrase|words))?|mnemonic(?:[ _-]?phrase)?|(?:secret[ _-]?)?recovery[ _-]?(?:phrase|words)"
-    r"|secret[ _-]?phrase|backup[ _-]?(?:phrase|words)|wallet[ _-]?words)\b)"
-    r"[^\w\n]{0,4}(?:\s+(?:is|was|are|were)\b)?[^\w\n]{0,4}\s*"
-    r"(?P<val>(?:(?:\d{1,2}[.):]\s*)?[a-z]{3,8}[\s,;]+){11,23}(?:\d{1,2}[.):]\s*)?[a-z]{3,8})\b")
-
-
-def _mnemonic(m: re.Match[str]) -> str:
-    return m.group(0)[: m.start("val") - m.start()] + SECRET
-
-
-# Telegram bot tokens start with digits; ":AA" is their hint
-_TELEGRAM = re.compile(r"(?<![\w])\d{8,10}:AA[A-Za-z0-9_\-]{30,}")
 _SCHEME = re.compile(r"(?i)\b(bearer|basic|digest|token|apikey)(\s+)([^\s\"'<>,;]{8,})")
 
 # Names of fields whose value is a secret, in the languages agents meet, matched as a word or as a part of an
@@ -139,11 +60,6 @@ _FIELD_HINTS = (
 )
 HINTS = {
     "pem": ("PRIVATE KEY", "PuTTY-User-Key"),
-    "key": tuple(p for p, _ in _PREFIXED_KEYS),
-    "telegram": (":AA",),
-    "password_hash": ("$2a$", "$2b$", "$2x$", "$2y$", "$2$", "$1$", "$5$", "$6$", "$y$", "$argon2", "pbkdf2_sha"),
-    "mnemonic": ("seed", "mnemonic", "recovery phrase", "recovery words", "recovery_phrase", "recovery-phrase",
-                 "secret phrase", "secret_phrase", "backup phrase", "backup words", "wallet words"),
     "scheme": ("bearer", "basic", "digest", "token", "apikey"),
     "field": _FIELD_HINTS,
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
@@ -153,6 +69,7 @@ HINTS = {
     "cookie_header": ("cookie:", "cookie :", "cookies:"),
     "named_value": ('"value"', "'value'", "value=", "value:", '"val"', "'val'"),
     **command_line.HINTS,
+    **key_shapes.HINTS,
     **one_time_codes.HINTS,
     **url_tokens.HINTS,
 }
@@ -397,14 +314,7 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _PEM, lambda m: SECRET, starts("pem"), back=40, ahead=len(text), head=_PEM_HEAD)
     if "://" in text and "@" in text:
         text = _URL_CREDENTIALS.sub(lambda m: m.group(1) + SECRET + m.group(3), text)
-    if wanted("key"):
-        text = substitute_at(text, _KEY_RE, _prefixed_key, starts("key"))
-    if wanted("telegram"):
-        text = substitute_at(text, _TELEGRAM, lambda m: SECRET, starts("telegram"), back=11)
-    if wanted("password_hash"):
-        text = substitute_at(text, _PASSWORD_HASH, lambda m: SECRET, starts("password_hash"), back=8)
-    if wanted("mnemonic"):
-        text = substitute_at(text, _MNEMONIC, _mnemonic, starts("mnemonic"), ahead=400)
+    text = key_shapes.redact_key_shapes(text, starts_in)
     if wanted("scheme"):
         text = substitute_at(text, _SCHEME, _scheme, starts("scheme"))
     if wanted("as_secret"):
