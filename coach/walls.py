@@ -15,6 +15,16 @@ from coach.pages import located, page, same_site, site, unloaded
 from coach.words import clean
 from condenser import action_verb, domain_of
 
+_CAPTCHA_PAGE = (
+    r"(?:solve|complete|enter|type|fill in|answer) the (?:captcha|characters|code (?:you see|shown|above|below)|puzzle)"
+    r"|captcha (?:required|verification|challenge|check)|i'?m not a robot|not a robot|are you a (?:robot|human)"
+    r"|verify (?:that )?you are (?:a )?human|unusual traffic|bot (?:check|detection)|press (?:and|&) hold"
+    r"|just a moment\W{0,3}\s*(?:$|\W)|checking (?:if the site connection is secure|your browser)|verifying you are"
+    r" human|attention required|ddos protection by")
+_NOT_FOUND_PAGE = (r"\b404\s*(?:[-:|]\s*)?(?:error|not found|page not found)|\berror\s*:?\s*404\b|^\s*404\s*$"
+                   r"|page (?:not found|does not exist|cannot be found|isn't available)|this page (?:doesn't|does not) exist")
+
+# Each wall: its address ("url"), its page's text ("text") and, where they say more, the agent's own notes ("words")
 WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     "consent": {
         "url": re.compile(r"(?:^|[./])consent\.|/consent|cookie-?(?:policy|consent|settings)|gdpr", re.I),
@@ -32,24 +42,28 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     "captcha": {
         "url": re.compile(r"captcha|/challenge|/sorry/|validatecaptcha|cdn-cgi/challenge|are-?you-?(?:a-?)?human"
                           r"|human-?verification|/bot-?(?:check|detection)|perimeterx|datadome|/distil_|/blockpage", re.I),
-        "text": re.compile(r"captcha|are you a robot|not a robot|verify (?:that )?you are (?:a )?human|unusual traffic"
-                           r"|bot (?:check|detection)|press (?:and|&) hold|security check|just a moment\W{0,3}\s*(?:$|\W)"
-                           r"|checking (?:if the site connection is secure|your browser)|cloudflare|verifying you are"
-                           r" human|attention required|ddos protection|are you a human", re.I),
+        # a page's text names a captcha when it asks for one: a footer's "protected by reCAPTCHA", "Performance &
+        # security by Cloudflare" or a review's "no captcha nonsense" is on pages that work
+        "text": re.compile(_CAPTCHA_PAGE, re.I),
+        "words": re.compile(_CAPTCHA_PAGE + r"|captcha|cloudflare|security check", re.I),  # the agent's notes
     },
     "not_found": {
         "url": re.compile(r"/404(?:[/?#.]|$)|/not-?found|/error(?:[/?#.]|$)", re.I),
-        "text": re.compile(r"\b404\b|page (?:not found|does not exist|cannot be found|isn't available)"
-                           r"|this page (?:doesn't|does not) exist", re.I),
+        "text": re.compile(_NOT_FOUND_PAGE, re.I | re.M),  # "404 bus stops" is no missing page; "404 Not Found" is
+        "words": re.compile(_NOT_FOUND_PAGE + r"|\b404\b", re.I | re.M),
     },
     "blocked": {
         "url": re.compile(r"^(?:chrome-error|about:neterror)|/(?:access-?denied|forbidden|blocked)(?:[/?#.]|$)", re.I),
         "text": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
                            r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
                            r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)"
-                           # a block page in the agent's words ("You have been blocked", Cloudflare's)
-                           r"|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am|'m| were| was)"
-                           r" (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is) (?:blocked|denied)", re.I),
+                           r"|sorry, you have been blocked", re.I),  # Cloudflare's; "I have been blocked" is a review's
+        # a block page in the agent's words ("You have been blocked", "we are blocked from ...")
+        "words": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
+                            r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
+                            r"|refused to connect|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am"
+                            r"|'m| were| was) (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is)"
+                            r" (?:blocked|denied)", re.I),
     },
     "empty_results": {
         "url": re.compile(r"$^"),
@@ -144,8 +158,8 @@ def walls(run: PartialRun) -> list[Signal]:
         in_page = any(patterns["text"].search(t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
         # (a bot check the agent names is in its way whatever else it says: "Just a moment... Cloudflare")
-        in_words = (said_stuck or (kind in {"captcha", "blocked"} and not handled)) and bool(
-            words and patterns["text"].search(words))
+        said = patterns.get("words", patterns["text"])
+        in_words = (said_stuck or (kind in {"captcha", "blocked"} and not handled)) and bool(words and said.search(words))
         # a wall the agent is already handling (first sight, in its own words only) is not worth an interruption:
         # on the page, it counts when the step failed, the kind always stops a run, or the step before showed it
         # too; in the agent's words, when the step before showed it (that step looked at only when it decides)
@@ -154,7 +168,7 @@ def walls(run: PartialRun) -> list[Signal]:
                 continue
             if earlier is None:
                 earlier = [clean(t[:10000])[:5000] for t in (prev.observation, prev.error, prev.thought) if t]
-            if not (_url_shows(patterns, prev.url) or any(patterns["text"].search(t) for t in earlier)):
+            if not (_url_shows(patterns, prev.url) or any(said.search(t) for t in earlier)):
                 continue
         if kind == "empty_results" and not (in_page or in_words):
             continue

@@ -591,3 +591,23 @@ def test_a_repeated_submit_button_says_the_form_misses_an_entry_and_a_loop_off_s
     other = PartialRun.model_validate({"task": "Read the news", "domain": "bbc.com",
                                        "steps": [{"action": "click('News')", "url": "https://www.bbc.com/"}] * 3})
     assert "pick a different element" in advise(other, []).advice
+
+
+@pytest.mark.parametrize("text,wall", [
+    ("Great pasta, no captcha nonsense when booking. Performance & security by Cloudflare", None),
+    ("This site is protected by reCAPTCHA and the Google Privacy Policy and Terms of Service apply.", None),
+    ("I have been blocked from ordering here before, but the food is worth it.", None),
+    ("Take the 404 bus: stops at Main St and 5th Ave.", None),
+    ("Enter the characters you see below. Sorry, we just need to make sure you're not a robot.", "wall:captcha"),
+    ("Just a moment... Checking your browser before accessing the site.", "wall:captcha"),
+    ("Sorry, you have been blocked. You are unable to access example.com", "wall:blocked"),
+    ("404 Not Found. The requested URL was not found on this server.", "wall:not_found"),
+])
+def test_a_wall_is_read_off_what_a_page_asks_or_says_of_itself_not_off_a_word_it_mentions(text, wall):
+    """A review or a footer on a working page named a captcha, a refusal or a missing page, and the coach told a
+    healthy run to report that the site blocks it (a red-team finding)."""
+    r = PartialRun.model_validate({"task": "Book a table at Luigi's", "domain": "shop.com", "steps": [
+        {"action": "goto[https://shop.com/]", "url": "https://shop.com/"},
+        {"action": "click('Reviews')", "url": "https://shop.com/r/luigis", "observation": text}]})
+    kinds = {s.kind for s in run_signals(r) if s.kind.startswith("wall:")}
+    assert kinds == ({wall} if wall else set())
