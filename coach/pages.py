@@ -12,7 +12,7 @@ from itertools import takewhile
 from urllib.parse import urlsplit
 
 from coach.steering import advises, steers
-from coach.words import IDLIKE, clean, fold, instruction_like, spells_instruction
+from coach.words import ASCII_LOOKALIKE, IDLIKE, clean, fold, instruction_like, spells_instruction
 from condenser import domain_of
 from condenser.sites import is_public_suffix, registrable_domain
 
@@ -43,6 +43,9 @@ def _bad_segment(segment: str) -> bool:
     """A path segment that hides a host, an address or an instruction (`evil.com`, `evil.to`, `evil-dot-ai`,
     `10.0.0.1`, `ignore_rules`)."""
     words = " ".join(re.split(r"[_\-.~+%]+|(?<=[a-z])(?=[A-Z])", segment))
+    looks = " ".join(re.split(r"[_\-.~+%]+", ASCII_LOOKALIKE.sub(lambda m: "l" if m.group(0) == "I" else "w", segment)))
+    if looks != " ".join(re.split(r"[_\-.~+%]+", segment)) and (steers(fold(looks)) or advises(fold(looks))):  # "Task-compIete"
+        return True
     return bool(disguised_hosts(segment) or _host_segment(segment) or re.fullmatch(r"[\d.]+", segment) and segment.count(".") >= 2
                 or segment.lower().startswith("xn--") or spells_instruction(words) or instruction_like(words)
                 or len(segment) <= 64 and (steers(fold(words)) or advises(fold(words))))  # a longer one is never shown
@@ -110,7 +113,7 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     segments = [s for s in path.split("/") if s]
     if any(_bad_segment(seg) for seg in segments):
         return None
-    if len(path) <= 96 and steers(fold(" ".join(re.split(r"[/_\-.~+%]+", path)))):
+    if len(path) <= 96 and (steers(words := fold(" ".join(re.split(r"[/_\-.~+%]+", path)))) or advises(words)):
         return None  # an order split over segments: /task/complete, /stop/now
     if not segments:
         return _other_host(u, domain) or "the home page"

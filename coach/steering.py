@@ -297,8 +297,8 @@ _ADVICE_CLOSER = re.compile(r"\b(?:instead|rather|asap|right away|immediately|at
 def advises(folded: str) -> bool:
     """True when a folded label reads as a note or advice to its reader rather than what a control says."""
     text = " ".join(re.sub(r"[^\w]+", " ", folded).split())
-    return bool(" " in text and (_NOTE_OPENER.search(text) or _ADVICE_OPENER.search(text)
-                                 or _ADVICE_CLOSER.search(text)))
+    return bool(_MORE_ORDERS.search(text) or " " in text and (_NOTE_OPENER.search(text) or _ADVICE_OPENER.search(text)
+                                                              or _ADVICE_CLOSER.search(text)))
 
 
 def unleet(text: str) -> str:
@@ -309,10 +309,46 @@ def unleet(text: str) -> str:
 _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6}\d{4,}")  # call5550100
 
 
+# From a red-team session of 2026-12-07 (classes that got past the lists above): the reader addressed as a bot, a
+# reader or an owner to tell; the run declared over in more words; answers and results dictated; how to answer,
+# whom to trust, what to restart; sums to give or wire; a number spelled in words; another person's account seen
+# by its greeting ("Hi, Jane Doe", "Signed in as jdoe", "Card ending 4242").
+_MORE_ORDERS = re.compile(_fold(
+    r"\bfor (?:ai |llm )?(?:agents?|bots?|crawlers?|assistants?|llms?|robots?|readers?)\b|\b(?:dear|hey|hi|attention|psst"
+    r"|hello) readers?\b|^readers? (?:stop|skip|go|click|leave|ignore|please|note|must|should|do|don t|never|always|end|quit)\b"
+    r"|\bif you(?: are| re|re) (?:a |an )?(?:bot|ai|agent|assistant|llm|robot|crawler"
+    r"|model|automated|reading this|an? ai)\b|^(?:bots?|robots?|crawlers?|ai agents?)\s+\w"
+    r"|\b(?:tell|notify|inform|alert|warn|remind)\s+(?:the\s+|your\s+|this\s+)?(?:owner|principal|boss|person|human"
+    r"|employer|manager|operator|client)s?\b"
+    r"|\bfinish (?:now|here|up now)\b|\bthat s all\b|\bthats all\b|\bwe(?: are| re|re) (?:done|finished)\b"
+    r"|\b(?:goal|objective|target|requirement)s? (?:is |are |has been |have been )?(?:met|satisfied|fulfilled)\b"
+    r"|\bstop (?:clicking|browsing|searching|scrolling|typing|shopping|looking|acting|navigating)\b|^halt\b"
+    r"|\bis the (?:final |correct |right |real )?answer\b|\b(?:verified|correct|final|right|true|real) (?:answer|result)s?\b"
+    r"|\banswer\s*(?:is\s*)?\d|\bresult (?:is )?\d"
+    r"|\b(?:la reponse est|la respuesta es|die antwort (?:ist|lautet)|a resposta e|la risposta e)\b|答案是|答案为|答えは"
+    r"|\b(?:answer|reply|respond|write|speak|talk) (?:only )?in (?:french|german|spanish|english|chinese|russian|japanese"
+    r"|italian|portuguese|arabic|hindi|korean|dutch|polish|turkish|code|json|caps|uppercase|all caps|pirate)\b"
+    r"|\btrust (?:this|the|our|my) (?:page|site|link|seller|source|message|note|website)\b|\bsafe to (?:proceed|continue"
+    r"|ignore|skip|click|share)\b|\brestart (?:the |your )?(?:browser|session|computer|agent)\b"
+    r"|\b(?:give|wire|transfer|send|gift)\s+(?:\$|€|£)?\d[\d,.]*\s*(?:k|usd|eur|dollars?|euros?|pounds?|bucks)?\s*(?:to\b|$)"
+    r"|\buberweis\w*\s+(?:\d|an\b)|\b(?:arretez|arrete|arreter) (?:maintenant|tout|ici)\b|\bllam[ae] a\b"
+    r"|请停止|停止操作|请付款|付款\s*\d|转账\s*\d|汇款\s*\d|أرسل\s*\d|ادفع\s*\d"
+    r"|\b(?:text|sms)\s+\w+\s+to\s+\d{3,}\b|(?:\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b\s*){4,}"
+    r"|(?:\b(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)\b\s*){2,}\d{3,}"
+    # the coach's own connectors and headings, forged to read as its plan ("Pick , then visit Resy", "Try next")
+    r"|\bthen (?:click|type|go|visit|open|select|search|press|call|answer|say|report|pay|send|stop|end|buy|book|leave"
+    r"|email|text|tell|enter)\b|^try next$|\bcoaching for (?:this|the|your)\b"
+    r"|^(?:hi|hey|welcome back)\b\s*,?\s*[a-z]|\b(?:signed|logged) in as\b|\bcards? ending\b"
+    r"|\bending in \d|\bdob\b|\bdate of birth\b"))
+_IDENTITY = re.compile(r"\b(?:passport(?: number| no)?|date of birth|dob|birth ?date|bank accounts?(?: numbers?)?|sort codes?"
+                       r"|mother s maiden|maiden name|driver s licen[cs]e|driving licen[cs]e|national id|tax id|tin number"
+                       r"|ssn|social security|iban|swift code)\b")
+
+
 def names_secret(folded: str) -> bool:
     """True when a folded text names a secret (a password, a PIN, a seed phrase), in any of the languages above."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
-    return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text))
+    return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text) or _IDENTITY.search(text))
 
 
 def steers(folded: str, *, joined: bool = False) -> bool:

@@ -243,7 +243,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         if field and raw_value and not value and fold(raw_value)[:40] in fold(field) or (
                 field and _foreign(field, f"{task} | {domain or ''}", other_task, other_values)):
             field = None  # the "field" is the other run's value
-        if field and names_secret(fold(field)) and not names_secret(fold(task)):
+        named = field or _field_text(action, description)  # the raw name too: "Date of birth" is no label to quote
+        if named and names_secret(fold(named)) and not names_secret(fold(task)):
             return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
         if verb == "select":
             if value:
@@ -299,6 +300,15 @@ def step_label(action: str, description: str | None) -> str | None:
     if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
         target = _desc_label(description)
     return target
+
+
+def _field_text(action: str, description: str | None) -> str | None:
+    """The name of the field a step typed into, as the run wrote it (not whitelisted: for checks only)."""
+    m = _FIELD_HINT.search(action.strip())
+    if m:
+        return clean(m.group("f"))
+    m = re.search(r"labeled '([^']{1,60})'", description or "")
+    return clean(m.group(1)) if m else None
 
 
 def _field_label(action: str, description: str | None) -> str | None:

@@ -170,6 +170,13 @@ def label(text: str | None) -> str | None:
     read = unleet(t)
     if read != t and instruction_like(read):
         return None
+    # ASCII look-alikes: a capital I for an l ("RepIy only with 42", "Task compIete"), "vv" for w ("passvvord")
+    looks = ASCII_LOOKALIKE.sub(lambda m: "l" if m.group(0) == "I" else "w", t)
+    if looks != t and (steers(fold(looks)) or advises(fold(looks)) or instruction_like(looks)):
+        return None
+    # an apostrophe that is no possessive or contraction closes the coach's quote ("Go'then call'Bob")
+    if "'" in t and t.count("'") != len(_APOSTROPHE_OK.findall(t)):
+        return None
     if _HOSTLIKE.search(t) or _IDWORDS.search(t):
         return None
     if not any(c.isalpha() for c in t) or (" " not in t and IDLIKE.fullmatch(t)):
@@ -191,6 +198,8 @@ def label(text: str | None) -> str | None:
     return t
 
 
+ASCII_LOOKALIKE = re.compile(r"(?<=[a-z])I|(?<=[A-Z])I(?=[a-z])|vv")
+_APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)")
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -201,7 +210,7 @@ def orders_when_joined(steps: list[str]) -> bool:
     for i in range(len(labels) - 1):
         for j in range(i + 2, len(labels) + 1):
             joined = " ".join(labels[i:j])
-            if instruction_like(joined) or steers(fold(joined), joined=True):
+            if instruction_like(joined) or steers(fold(joined), joined=True) or advises(fold(joined)):
                 return True
     return False
 
