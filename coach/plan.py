@@ -96,8 +96,10 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         rest = rest[_shown(chosen, rest):]
         values = typed_values(n.steps_brief)
         steps, norms, first = [], [], None
-        if mode == "task":  # that run was on the task's site at this point: the agent must get there first
-            steps, norms = [f"open {site(run.domain)}"], [f"navigate https://{site(run.domain)}"]
+        if mode == "task":  # that run was on the task's site at this point: the agent must get there first (again)
+            back = any(st.url and same_site(st.url, run.domain) and domain_of(st.url) for st in run.steps)
+            steps = [f"{'go back to' if back else 'open'} {site(run.domain)}"]
+            norms = [f"navigate https://{site(run.domain)}"]
         for step in rest:
             if here and _where(step, here, run.domain) != mode:
                 break  # only the steps on the one site they name

@@ -374,7 +374,9 @@ def test_an_agent_gone_elsewhere_is_given_the_success_from_where_it_left_the_tas
         {"action": "click('Careers')", "url": "https://resy.com/careers"},
         {"action": "google_search[Resy jobs]", "url": "https://www.google.com/search?q=Resy+jobs"},
         {"action": "click[12]", "url": "https://www.builtinnyc.com/company/resy"}]})
-    assert advise(there, [_jobs_success(urls)]).plan == ["open resy.com", "click 'Backend Engineer'", "click 'Apply Now'"]
+    # it was on resy.com before: it goes back there (a grader read "open resy.com" as if it never had been)
+    assert advise(there, [_jobs_success(urls)]).plan == ["go back to resy.com", "click 'Backend Engineer'",
+                                                          "click 'Apply Now'"]
 
 
 @pytest.mark.parametrize("task, success_url, kept", [
