@@ -121,7 +121,9 @@ def wall_in_view(run: PartialRun) -> str | None:
     last = run.steps[-1] if run.steps else None
     if last is None:
         return None
-    blob = " ".join(filter(None, [last.url, (last.observation or "")[:3000], last.error]))
+    # the address without its query: `?g-recaptcha-response=&phone=...` is a lookup form's results, not a captcha
+    address = (last.url or "").split("?", 1)[0]
+    blob = " ".join(filter(None, [address, (last.observation or "")[:3000], last.error]))
     for kind, (seen, _) in _WALL_CHECKS.items():
         if seen.search(blob):
             return kind

@@ -26,3 +26,15 @@ def test_a_host_is_foreign_only_when_the_run_was_never_there(text, foreign):
 def test_a_message_naming_a_site_the_run_was_on_is_grounded():
     assert grounded("Your own notes say the task is complete, yet you are still acting on jal.co.jp.", RUN)
     assert not grounded("Your own notes say the task is complete, yet you are still acting on delta.com.", RUN)
+
+
+def test_the_eval_sees_a_wall_in_the_address_path_and_page_never_in_the_query():
+    from ems_service.evaluation.advice import wall_in_view
+
+    def at(url: str, observation: str = "") -> PartialRun:
+        return PartialRun.model_validate({"task": "Find a person", "steps": [{"action": "click[1]", "url": url,
+                                                                              "observation": observation}]})
+
+    assert wall_in_view(at("https://yp.com/lookup?g-recaptcha-response=&phone=123")) is None
+    assert wall_in_view(at("https://yp.com/errors/validateCaptcha?x=1")) == "captcha"
+    assert wall_in_view(at("https://yp.com/lookup", "Are you a robot?")) == "captcha"
