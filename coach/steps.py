@@ -312,20 +312,15 @@ def _field_text(action: str, description: str | None) -> str | None:
 
 
 def _field_label(action: str, description: str | None) -> str | None:
-    m = _FIELD_HINT.search(action.strip())
-    if m:
-        return label(m.group("f"))
-    return _desc_label(description, typed=True)
+    return label(_field_text(action, description))
 
 
-def _desc_label(description: str | None, *, typed: bool = False) -> str | None:
+def _desc_label(description: str | None) -> str | None:
     """The label inside a precomputed step description (`click the element labeled 'X'`, `click gift cards`)."""
     if not description:
         return None
     m = re.search(r"labeled '([^']{1,60})'", description)
     if m:
         return label(m.group(1))
-    if typed:
-        return None
     verb, _, rest = description.partition(" ")
     return label(rest) if rest and not rest.startswith("(") else None

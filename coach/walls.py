@@ -24,6 +24,10 @@ _CAPTCHA_PAGE = (
 _NOT_FOUND_PAGE = (r"\b404\s*(?:[-:|]\s*)?(?:error|not found|page not found)|\berror\s*:?\s*404\b|^\s*404\s*$"
                    r"|page (?:not found|does not exist|cannot be found|isn't available)|this page (?:doesn't|does not) exist")
 
+_REFUSED_PAGE = (r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission to access"
+                 r"|you do not have (?:permission|access)|this site can(?:no|')t be reached|refused to connect"
+                 r"|err_(?:connection|name|address|blocked|http2|ssl|tunnel)")
+
 # Each wall: its address ("url"), its page's text ("text") and, where they say more, the agent's own notes ("words")
 WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     "consent": {
@@ -54,16 +58,11 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
     },
     "blocked": {
         "url": re.compile(r"^(?:chrome-error|about:neterror)|/(?:access-?denied|forbidden|blocked)(?:[/?#.]|$)", re.I),
-        "text": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
-                           r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
-                           r"|refused to connect|err_(?:connection|name|address|blocked|http2|ssl|tunnel)"
-                           r"|sorry, you have been blocked", re.I),  # Cloudflare's; "I have been blocked" is a review's
-        # a block page in the agent's words ("You have been blocked", "we are blocked from ...")
-        "words": re.compile(r"\baccess (?:denied|to this page has been denied)|\b403 forbidden|you don't have permission"
-                            r" to access|you do not have (?:permission|access)|this site can(?:no|')t be reached"
-                            r"|refused to connect|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am"
-                            r"|'m| were| was) (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is)"
-                            r" (?:blocked|denied)", re.I),
+        "text": re.compile(_REFUSED_PAGE + r"|sorry, you have been blocked", re.I),  # Cloudflare's; "I have been
+        # blocked" is a review's. In the agent's words a block page is said more ways ("we are blocked from ...")
+        "words": re.compile(_REFUSED_PAGE + r"|you(?: have|'ve) been blocked|\b(?:we|i|you)(?: have|'ve| are|'re| am|'m"
+                            r"| were| was) (?:been )?blocked from|access (?:to [\w ]{1,40})?(?:has been|was|is) (?:blocked"
+                            r"|denied)", re.I),
     },
     "empty_results": {
         "url": re.compile(r"$^"),
