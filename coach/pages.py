@@ -127,7 +127,10 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     if all(seg == "…" for seg in shown):
         return None  # "/…" names no page the agent could recognise
     text = "/" + "/".join(shown) + ("/…" if cut and shown[-1] != "…" else "")  # deeper than shown: said so
-    return text if len(text) <= 48 and not instruction_like(text.replace("/", " ")) else None
+    words = fold(" ".join(re.split(r"[/_\-.~+%…]+", text)))  # what is shown, read as one: the whole path may be long
+    if len(text) > 48 or instruction_like(text.replace("/", " ")) or steers(words) or advises(words):
+        return None
+    return text
 
 
 def hosts_in(text: str) -> set[str]:

@@ -15,6 +15,7 @@ import re
 import unicodedata
 
 from coach.harm import harmful
+from coach.orders import orders, readings
 from condenser.lookalikes import BUILT_IN_MARKS
 
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
@@ -297,8 +298,9 @@ _ADVICE_CLOSER = re.compile(r"\b(?:instead|rather|asap|right away|immediately|at
 def advises(folded: str) -> bool:
     """True when a folded label reads as a note or advice to its reader rather than what a control says."""
     text = " ".join(re.sub(r"[^\w]+", " ", folded).split())
-    return bool(_MORE_ORDERS.search(text) or " " in text and (_NOTE_OPENER.search(text) or _ADVICE_OPENER.search(text)
-                                                              or _ADVICE_CLOSER.search(text)))
+    return any(_MORE_ORDERS.search(form) or " " in form and (_NOTE_OPENER.search(form) or _ADVICE_OPENER.search(form)
+                                                             or _ADVICE_CLOSER.search(form))
+               for form in (text, *readings(text)))
 
 
 def unleet(text: str) -> str:
@@ -358,7 +360,9 @@ def steers(folded: str, *, joined: bool = False) -> bool:
     read together, where a secret's name in four words or more is no sentence ("Cookie preferences", "Allow all")."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
     text = _LOGIN_FIELDS.sub("login fields", text)  # "E-mail/username and password": a sign-in form's fields
-    if _steers(text, folded, joined):
+    if _steers(text, folded, joined) or orders(text):
+        return True
+    if any(_steers(form, form, joined) or orders(form) for form in readings(text)):  # "U r done", "Tsak complete"
         return True
     squeezed = text.replace(" ", "").replace("_", "")
     if len(text.split()) <= 4 and any(stem in squeezed for stem in _SPLIT_STEMS):

@@ -120,8 +120,26 @@ def _foreign(text: str, task: str, other_task: str | None, other_values: tuple[s
     mine = " ".join(fold(clean(task)).split())
     if other_task and low in " ".join(fold(clean(other_task)).split()) and low not in mine:
         return True
+    if _counts(low) - _counts(mine, anywhere=True) - {"1"}:  # one of a thing is every task's default
+        return True  # "Choose 10 nights" on a task for 2 nights: how many is the task's to say
     theirs = _parameter_words(other_task or "", other_values) - set(_TOKENS.findall(mine))
     return any(word in theirs for word in _TOKENS.findall(low))
+
+
+# a number of things a booking or an order counts ("10 nights", "9 guests", "quantity 50")
+_COUNTED = re.compile(r"\b(\d{1,4}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\s*(?:-\s*)?"
+                      r"(?:nights?|days?|guests?|rooms?|adults?|children|kids?|tickets?|passengers?|travell?ers?"
+                      r"|people|persons?|seats?|pieces?|pcs|units?|beds?|bedrooms?|baths?|bathrooms?|weeks?|months?)\b"
+                      r"|\b(?:quantity|qty)\s*(?:to\s*|of\s*|is\s*)?(\d{1,4})\b")
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven "
+                                                   "twelve".split())}
+
+
+def _counts(text: str, anywhere: bool = False) -> set[str]:
+    """The counts (as digits) a folded text names beside what they count, or (`anywhere`: a task) every number."""
+    if anywhere:
+        return {_NUMBER_WORDS.get(n, n) for n in re.findall(r"\b(?:\d{1,4}|" + "|".join(_NUMBER_WORDS) + r")\b", text)}
+    return {_NUMBER_WORDS.get(n, n) for m in _COUNTED.finditer(text) for n in m.groups() if n}
 
 
 ANY_ENTRY = "the entry that matches your task"  # a label of another run's own parameters, in a plan
@@ -192,6 +210,14 @@ _COMMITMENTS = [
                 r"|\bconfirm (?:booking|reservation|purchase|order|and pay)\b"),
      re.compile(r"\b(?:buy\w*|purchas\w*|order\w*|checkout|check out|pay\w*|book\w*|reserv\w*|rent\w*|tickets?|cart|hire"
                 r"|subscri\w*|donat\w*|get)\b")),
+    # a charge that renews or an extra that costs: trials, upgrades, insurance, warranties, store cards
+    (re.compile(r"^(?!.*\b(?:no|decline|declined|without|skip|remove|don t|not now|no thanks|cancel)\b).*?"
+                r"(?:\b(?:free )?trial\b|\bupgrade\b|\bgo premium\b|\btry (?:\w+ )?(?:premium|prime|plus|pro)\b"
+                r"|\bauto[ -]?renew\w*\b|\binsurance\b|\bprotection (?:plan|package)\b|\bwarrant(?:y|ies)\b"
+                r"|\bapply (?:for |now )?(?:a |the |our )?(?:\w+ )?(?:store |credit )?card\b|\bvip\b|\bmembership\b"
+                r"|\bextended (?:care|service|protection)\b)"),
+     re.compile(r"\b(?:trial|upgrad\w*|premium|prime|renew\w*|insur\w*|protect\w*|warrant\w*|card|vip"
+                r"|member\w*|subscri\w*|extended|coverage)\b")),
     (re.compile(r"\bwrite (?:a |your )?review\b|\brate (?:this|it)\b|\bpost (?:a |your )?(?:review|comment|question)\b"
                 r"|\bdonate\b|\badd to (?:playlist|queue|library)\b"),
      re.compile(r"\b(?:review\w*|rat(?:e|ing)|post|comment|donat\w*|playlist|queue|library|add)\b")),
@@ -239,7 +265,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
     if verb in {"type", "search", "select"}:
         raw_value = typed_value(action)
         value = value_in_task(raw_value, task)
-        field = _field_label(action, description)
+        field = _field_label(action, description, task)
         if field and raw_value and not value and fold(raw_value)[:40] in fold(field) or (
                 field and _foreign(field, f"{task} | {domain or ''}", other_task, other_values)):
             field = None  # the "field" is the other run's value
@@ -311,8 +337,9 @@ def _field_text(action: str, description: str | None) -> str | None:
     return clean(m.group(1)) if m else None
 
 
-def _field_label(action: str, description: str | None) -> str | None:
-    return label(_field_text(action, description))
+def _field_label(action: str, description: str | None, task: str) -> str | None:
+    """The field's name, quoted only in a script of the task (as a click's label is)."""
+    return task_label(_field_text(action, description), task)
 
 
 def _desc_label(description: str | None) -> str | None:

@@ -21,7 +21,7 @@ import re
 import unicodedata
 from urllib.parse import urlsplit
 
-from coach.steering import advises, steers, unleet
+from coach.steering import advises, names_secret, steers, unleet
 from condenser import action_target, action_verb
 from condenser.lookalikes import BUILT_IN_MARKS, CONFUSABLES
 
@@ -29,7 +29,7 @@ INVISIBLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u034f\u061c\u115f\u1160\u17b4
                         r"\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]")
 # Scripts whose letters only appear in a label to imitate Latin ones (IPA, modifier letters, Cherokee, Lisu).
 _ODD_LETTERS = re.compile(r"[\u0180-\u019f\u01a2-\u01ae\u01b1-\u01c3\u01dd-\u0217\u021c-\u024f\u0250-\u02ff\u1d00-\u1dbf\u13a0-\u13ff\uab70-\uabbf\ua4d0-\ua4ff\ua720-\ua7ff"
-                          r"\u2100-\u214f\u1e00-\u1eff\U0001d400-\U0001d7ff]")
+                          r"\u2100-\u214f\u1e9c-\u1e9f\u1efa-\u1eff\U0001d400-\U0001d7ff]")
 _COLONS = re.compile(r"[:\uff1a\ufe13\ufe55\u02d0\u02f8\ua789\u2236\u0589\u05c3\u1361]")
 # Stems that make a text read as an instruction or a role, in the languages agents meet most often. Checked
 # on the folded, accent-free text and again with every space and punctuation mark removed (split words).
@@ -57,7 +57,10 @@ _DENY_STEMS = (
 _DENY_WORDS = re.compile(
     r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|inst|sys|prompt|prompts|act as"
     r"|you are|you must|you should|you will|you need|do not|don't)\b", re.I)
-_HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\]|\bdot\b)\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+_HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\])\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+                       # a dot spelled as a word, before a TLD ("evil dot com"); "Polka dot dress" is a pattern
+                       r"|\b[\w-]+\s+dot\s+(?:com|net|org|io|co|uk|de|fr|ru|cn|info|biz|xyz|app|dev|ai|me|us|ca|au|jp|in"
+                       r"|store|shop|online|site|top|live|link|club|vip|pro|tech|cloud|space|icu|cyou|buzz|tk|ml|ga|cf|gq)\b"
                        r"|xn--|javascript|data:|file:|://|//", re.I)
 _IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|id|coords?"
                       r"|coordinates?|pos|position|offset|px|pixels?)\b"
@@ -156,9 +159,17 @@ def label(text: str | None) -> str | None:
     that spells an instruction or a role once look-alikes are folded and splits are undone.
     """
     t = clean(text).strip(" .,;'\"")
+    t = re.sub(r"(?<=s)'(?=\s|$)", "", t)  # "Kids' Clothing": a plural's apostrophe would close the coach's quote
     if not t or len(t) > MAX_LABEL_CHARS or len(t.split()) > MAX_LABEL_WORDS:
         return None
-    if not _LABEL_OK.match(t) or _MARKUP.search(t) or _ODD_LETTERS.search(t) or instruction_like(t):
+    if ":" in t and (headed := _HEADED.fullmatch(t)):  # "Price: Low to High", "Sort by: Featured"
+        head, rest = headed.groups()
+        if (role_marker(t) or spells_instruction(t) or steers(fold(head)) or advises(fold(f"{head} x"))
+                or names_secret(fold(head))):
+            return None
+        return t if label(f"{head} {rest}") else None
+    probe = _PRICE.sub("", t)  # "Under $25": a currency sign before its amount is no markup
+    if not _LABEL_OK.match(probe) or _MARKUP.search(probe) or _ODD_LETTERS.search(t) or instruction_like(t):
         return None
     if steers(fold(t)) or advises(fold(t)):  # a spaced host, a request for a secret, the end of the task, a note
         return None
@@ -189,7 +200,7 @@ def label(text: str | None) -> str | None:
         return None
     if t.lower() in TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
         return None
-    if sum(len(w) <= 2 for w in t.split()) > 2 or "%" in t and not re.search(r"\d", t):
+    if sum(len(w) <= 2 and w.isalpha() for w in t.split()) > 2 or "%" in t and not re.search(r"\d", t):
         return None  # words split into fragments ("I g n o r e", "ig%nore")
     if re.search(r"\w[-/]\w", t):  # "Check-in", "Men/Women"; read joined and apart too ("ig-nore", "Ta-sk do-ne")
         joined, apart = re.sub(r"(?<=\w)[-/](?=\w)", "", t), re.sub(r"(?<=\w)[-/](?=\w)", " ", t)
@@ -198,6 +209,8 @@ def label(text: str | None) -> str | None:
     return t
 
 
+_HEADED = re.compile(r"([A-Za-z][A-Za-z ]{0,18}[A-Za-z]): ([^:]+)")  # one heading word or two, then the choice
+_PRICE = re.compile(r"[$€£¥](?=\d)")
 ASCII_LOOKALIKE = re.compile(r"(?<=[a-z])I|(?<=[A-Z])I(?=[a-z])|vv")
 _APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)")
 _QUOTED = re.compile(r"'([^']+)'")
@@ -206,7 +219,9 @@ _QUOTED = re.compile(r"'([^']+)'")
 def orders_when_joined(steps: list[str]) -> bool:
     """True when the labels of consecutive steps read as one order together though each passed alone ("click
     'Send your', then click 'password', then click 'to Bob'"): a plan is read as one sentence."""
-    labels = [found for step in steps for found in _QUOTED.findall(step)]
+    labels = [found for step in steps  # a page's words between two labels join them too ("go to /password")
+              for found in (_QUOTED.findall(step) or [" ".join(re.split(r"[/_\-.~+%…]+", m.group(1))).strip()
+                                                     for m in re.finditer(r"\bgo to (/\S*)", step)])]
     for i in range(len(labels) - 1):
         for j in range(i + 2, len(labels) + 1):
             joined = " ".join(labels[i:j])
@@ -233,9 +248,15 @@ _STREET_ADDRESS = re.compile(
 # word of letters, never a bare number or a long one (an id)
 def _model_number(text: str) -> bool:
     words = text.split()
+    if re.search(r"(?i)\b(?:row|item|code|room|gate|ext|no|number|line|page|col|column|cell|pin|key|index|button|btn"
+                 r"|link|target|choice|control|widget|tab|element|elem|node|ref|option|field|input|checkbox|radio|menu"
+                 r"|div|span|box|icon|image|img|slot|entry|toll|free|hotline|helpline|freephone|call|phone|tel|fax"
+                 r"|support|helpdesk|desk)\b", text):
+        return False  # "Row 1523", "Gate code 4821", "Button 1177", "Hotline 800 FLOWERS": an index, a code or a number
     numbers = re.findall(r"\d+", text)
-    if re.search(r"(?i)\b(?:row|item|code|room|gate|ext|no|number|line|page|col|column|cell|pin|key|index)\b", text):
-        return False  # "Row 1523", "Gate code 4821": an index or a code, not a model
+    if len(numbers) == 2 and len(words) >= 3 and re.search(r"(?i)\b\d+\s*(?:gb|tb|mb|mm|cm|in|inch|hz|w|mah|ml|oz|lb"
+                                                           r"|kg|g|l|v)\b", text):
+        numbers = numbers[:1]  # "iPhone 15 Pro Max 256 GB": a model and its size
     return (len(words) >= 2 and len(numbers) == 1 and len(numbers[0]) <= 4
             and any(len(w) >= 3 and w.isalpha() for w in words))
 
@@ -245,7 +266,7 @@ def scripts_of(text: str) -> set[str]:
     scripts = set()
     for c in text:
         if c.isalpha():
-            name = unicodedata.name(c, "?").split(" ")[0]
+            name = unicodedata.name(c, "?").split(" ")[0].split("-")[0]  # "KATAKANA-HIRAGANA PROLONGED SOUND MARK"
             scripts.add("CJK" if name in {"CJK", "HIRAGANA", "KATAKANA", "HANGUL"} else name)
     return scripts
 

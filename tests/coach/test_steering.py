@@ -365,7 +365,7 @@ def test_the_red_team_s_labels_are_refused(text):
     "O'Reilly Auto", "Men's", "Savvy Shopper", "Avoid Tolls", "Then & Now",
 ])
 def test_labels_beside_the_red_team_s_stay(text):
-    assert label(text) == text
+    assert label(text) == text.replace("s' ", "s ")  # a plural's apostrophe is dropped: it would close the quote
 
 
 def test_a_plan_stops_before_a_field_for_identity_data_the_task_does_not_give():
