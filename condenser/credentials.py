@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from urllib.parse import unquote
 
 from condenser import command_line, key_shapes, one_time_codes, url_tokens
 from condenser.placeholders import NOT_VALUES, PLACEHOLDER, SECRET
@@ -34,7 +35,9 @@ _STRONG_WORDS = (
     "|รหัสผ่าน|geslo|seed[ _-]?phrase|mnemonic|privkey|priv[ _-]key|security[ _-]?answer|pass[ _-]?phrase"
     "|(?:sms|auth|authentication|login|confirmation)[ _-]?code|口令|验证码|驗證碼|認証コード|인증번호|код[ _]подтверждения"
     "|doğrulama[ _]kodu|dogrulama[ _]kodu|kode[ _]otp"
-    "|jelszó|parool|парол[ьяем]|密码|密碼|パスワード|비밀번호|कूटशब्द|पासवर्ड|סיסמה|كلمة[ _]المرور|secret|token|api[ _.-]?key"
+    "|jelszó|parool|парол[ьяема]|密码|密碼|パスワード|비밀번호|कूटशब्द|पासवर्ड|סיסמה|كلمة[ _]المرور|secret|token|api[ _.-]?key"
+    "|parol[ăa]|lozink[ae]|contrasenya|kata[ _]laluan|گذرواژه|پسورد|পাসওয়ার্ড|токен|api[ _-]?ключ|ключ[ _]api"
+    "|cl[ée][ _]api|api[ _-]?schl[üu]ssel|密钥|令牌|アクセストークン|トークン|토큰|暗証番号|access[ _-]?token"
     "|apikey|access[ _.-]?key|private[ _.-]?key|credentials?|authorization|accountkey|sharedaccesskey"
     "|connection[ _.-]?string|conn[ _.-]?str|dsn|client[ _.-]?secret"
 )
@@ -50,11 +53,14 @@ _FIELD_HINTS = (
     "authorization", "accountkey", "sharedaccesskey", "cookie", "signature", "cvv", "cvc", "otp", "dsn",
     "şifre", "ifre", "kata sandi", "kata_sandi", "mật", "mat kh", "كلمة", "رمز", "암호", "κωδικ", "รหัสผ่าน", "geslo", "seed",
     "mnemonic", "privkey", "priv_key", "security_answer", "security answer", "passphrase", "pass_phrase",
+    "parol", "lozink", "contrasenya", "kata laluan", "kata_laluan", "گذرواژه", "پسورد", "পাসওয়ার্ড", "токен", "ключ",
+    "clé api", "cle api", "api-schl", "api schl", "api_schl", "apischl", "api-ключ", "api ключ", "密钥", "令牌", "トークン",
+    "토큰", "暗証番号",
     "sms code", "sms_code", "auth code", "auth_code", "login code", "confirmation code", "验证码", "驗證碼", "認証コード",
     "인증번호", "口令", "код подтверждения", "doğrulama", "dogrulama", "kode otp", " tan", "\ntan", "tan:", "tan ", "parola",
     " cid", "cid:", "session=", "session:",
     *(f"{word}{sep}{nxt}" for word, nxt in (("api", "k"), ("access", "k"), ("private", "k"), ("client", "s"),
-                                             ("connection", "s"), ("conn", "s")) for sep in ("", "_", "-", ".", " ")),
+                                             ("connection", "s"), ("conn", "s"), ("access", "t")) for sep in ("", "_", "-", ".", " ")),
     *(f"{start}{word}" for start in WORD_STARTS for word in ("key", "pin", "sid", "sig", "auth", "mdp", "clave",
                                                               "session")),
 )
@@ -98,8 +104,10 @@ _SECRET_FIELD = re.compile(
     r"|(?P<tag>>)"  # <password>x</password>: checked after the match
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:" + nocase("for|of|to|on|at|de|du|für|del|da|van") + r")\s+\S+(?:\s+\S+){0,2}?)?"
+    r"(?:\s+(?:" + nocase("I|we|you") + r")\s+(?:" + nocase("used|chose|set|picked|entered|typed|gave|use|have") + r"))?"
     r"\s+(?:" + nocase("is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest")
-    + r")\s*:?\s+"
+    + r")(?:\s+(?:" + nocase("now|still|changed to|set to|reset to|updated to|just|currently") + r"))?\s*:?\s+"
+    r"|['’]s\s+(?=\S*\d)"  # "my password's Zq7...": a value with a digit
     r"|\s+-{1,2}\s+"  # "Password - x" (an en or em dash is a hyphen once normalized)
     # "Password for the admin account: x", "PIN for card 2: 1234": whose it is, then a colon
     r"|(?P<for_colon>\s+(?:" + nocase("for|of|to|on|at|de|du|für|del|da|van") + r")[ \t]+[^\s:=.,;!?]+(?:[ \t]+[^\s:=.,;!?]+){0,3}?"
@@ -107,6 +115,8 @@ _SECRET_FIELD = re.compile(
     r"|\s*(?:是|为|為|は|는|은|:)\s*)"  # 密码是x, パスワードは x, 비밀번호는 x
     # "log in with password x", "use PIN 1234": the value must look like a secret then
     r"|(?P<bare>\s+))" + _VALUE)
+_GENERAL_NAMES = frozenset({"secret", "secrets", "token", "tokens", "credential", "credentials", "key", "keys",
+                            "authorization"})
 _BARE_WEAK = re.compile(nocase("pin|cvv2?|cvc|otp"))
 _SINGULAR_S = frozenset({"pass", "credentials", "access", "sms", "mnemonic"})  # names that end in s and name one value
 _NAMES_A_FIELD = re.compile(r"[\"'`]?\s*(?::=|=>|=|:)")  # after a bare value: it was a name with a value
@@ -132,11 +142,28 @@ def _looks_secret(value: str) -> bool:
     return len(core) >= 4 and (has_digit or has_symbol or mixed)
 
 
+# what a form or a settings page writes after a secret's name: a hint, an action, a status ("Password: At least 8
+# characters", "Verification code: Resend", "Token: Copy to clipboard", "Passcode: Enabled"), a price ("Season Pass:
+# $79.99") or a key chord ("Key: Ctrl+S")
+_NO_VALUE = re.compile(
+    r"(?i)(?:at least|minimum|min|maximum|max|must|should|re-?enter|re-?type|confirm|resend|send again|generate"
+    r"|regenerate|create|copy|show|hide|reveal|change|reset|update|forgot|enter|type|click|tap|required|optional"
+    r"|enabled|disabled|pending|approved|active|inactive|not set|on file|expired|expires|characters?|edit|manage"
+    r"|view|add|remove|delete|revoke|rotate|set up|setup|learn more|paste|use|select|choose|verify|verified|unverified"
+    r"|none|off|on|yes|no|not|n/a|data source)(?:\b(?![.\-_/@#$%&*+=]?\w)|\s)"
+    r"|[$€£¥]\s?\d[\d,.]*(?:\s|$)|\d[\d,.]*\s?[$€£¥]$|\d{4}-\d\d-\d\d$|\d+\s*(?:-|to)\s*\d+\s+char"
+    r"|(?:ctrl|control|alt|shift|cmd|command|option|opt|win|meta|fn)(?:\s*\+\s*[\w-]+)+$")
+
+
 def _value_ok(value: str, strict: bool) -> bool:
     quoted = value[:1] in "\"'`" or value.startswith("\\\"")
+    if "%" in value:
+        value = unquote(value)  # judged as it reads: "?q=Pass%3A+%2449" is a price, "Keynote%2C" a word and a comma
     core = value.strip(_EDGE)
     folded = core.casefold()
     if not core or folded in NOT_VALUES or PLACEHOLDER.match(value.lstrip("\"'`")) or set(core) <= set("*•·●"):
+        return False
+    if not quoted and _NO_VALUE.match(core.lstrip("+")):
         return False
     if strict:
         return _looks_secret(value) or (quoted and len(core) >= 3)
@@ -230,18 +257,19 @@ def _secret_field(m: re.Match[str]) -> str:
     if m.group("assign") is not None:
         # a weak name before a colon ("Key: Enter", "Pass: 3 days") needs a value that looks like a secret, and so
         # does a name in the plural, a heading's ("API Keys: manage your keys", "Passwords: Saved on this device")
-        colon = ":" in m.group("assign") and "=" not in m.group("assign")
+        colon = (":" in m.group("assign") or "：" in m.group("assign")) and "=" not in m.group("assign")
         plural = m.group("key")[-1:] in "sS" and m.group("strong") is not None and m.group("key")[-2:-1].isalpha() \
             and m.group("key").casefold() not in _SINGULAR_S
-        return _mask_value(m, strict=colon and (m.group("weak") is not None or plural))
+        general = m.group("key").casefold() in _GENERAL_NAMES  # "Token: USDC", "Credentials: MD, PhD"
+        return _mask_value(m, strict=colon and (m.group("weak") is not None or plural or general))
     if m.group("says") is not None:
         dash = m.group("says").strip().startswith("-")  # "Password - x": a strong name, a value that looks secret
         if dash and m.group("weak") is not None:  # "Annual Pass - Further Information"
             return m.group(0)
         # after "for ...:" a weak, plural or general name needs a value that looks secret ("Pin for later: ideas",
         # "Secret for success: hard work"); a password's runs to the end of its clause
-        loose = m.group("for_colon") is not None and (m.group("weak") is not None or m.group("key").casefold() in {
-            "secret", "secrets", "token", "tokens", "credential", "credentials", "key", "keys"})
+        loose = m.group("weak") is not None or m.group("key").casefold() in _GENERAL_NAMES  # "The secret is
+        # consistency", "the session was Thursday": a general or weak name said of a word needs a value that looks secret
         return _mask_value(m, strict=dash or loose)
     if m.group("weak") is not None and not _BARE_WEAK.fullmatch(m.group("weak")):
         return m.group(0)

@@ -17,7 +17,9 @@ _MARK = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0900
 _LOCAL_CHARS = r"\w" + _MARK + r".%+\-!#$'*^`{|}~"
 _LOCAL = r"[" + _LOCAL_CHARS + r"]*[\w" + _MARK + r"%+\-]"
 _DOMAIN = (r"(?:[^\W_](?:[\w" + _MARK + r"\-]*[\w" + _MARK + r"])?\.)+(?:[^\W\d_][\w" + _MARK + r"]+|xn--[a-z0-9\-]+)")
-_EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#0*64;|&#x0*40;|&commat;)" + _DOMAIN + r"(?![\w\-])"
+# an image's density in its file name is no address ("logo@2x.png", "icon@3x.webp")
+_FILE = r"(?<!\.(?:png|jpg|gif|svg|ico|css))(?<!\.(?:jpeg|webp|avif))"
+_EMAIL_BODY = _LOCAL + r"(?:@|%40|%2540|\\u0040|\\x40|&#0*64;|&#x0*40;|&commat;)" + _DOMAIN + _FILE + r"(?![\w\-])"
 # Where an address may start: not after a character of the `[\w.%+\-]` kind.
 _EMAIL_RE = re.compile(r"(?<![\w.%+\-])" + _EMAIL_BODY, re.I)
 # The same, looked for only where a run of local-part characters starts. Searching with _EMAIL_RE tried every

@@ -45,11 +45,33 @@ _PREFIXED_KEYS = [
     ("HRKU-", r"[A-Za-z0-9_\-]{30,}"), ("xkeysib-", r"[a-f0-9]{64}"), ("nfp_", r"[A-Za-z0-9]{30,}"),
     ("shpca_", r"[A-Fa-f0-9]{32}"), ("shppa_", r"[A-Fa-f0-9]{32}"), ("glc_", r"[A-Za-z0-9+/=_\-]{30,}"),
     ("sk.eyJ", r"[A-Za-z0-9_\-.]{30,}"),
+    # a red team of 2026-12-07: Slack's other tokens, GitLab's, DigitalOcean's OAuth, Alibaba, Tencent, HubSpot,
+    # Contentful, LangSmith, Sentry's user tokens, New Relic ingest, JFrog, RubyGems, NuGet, Pulumi, Dropbox, Google
+    # refresh tokens, Linear OAuth, OpenAI sessions, Supabase secrets, Resend, npm-style napi, Shippo, Braintree,
+    # Bitbucket, Render, SonarQube, CircleCI, Buildkite, Prefect, Plaid, ElevenLabs, Firebase messaging, Twitch
+    ("xoxr-", r"[A-Za-z0-9\-]{10,}"), ("xoxc-", r"[A-Za-z0-9\-]{10,}"), ("xoxd-", r"[A-Za-z0-9%\-]{20,}"),
+    ("glptt-", r"[A-Za-z0-9_\-]{20,}"), ("glft-", r"[A-Za-z0-9_\-]{20,}"), ("glimt-", r"[A-Za-z0-9_\-]{20,}"),
+    ("GR1348941", r"[A-Za-z0-9_\-]{20,}"), ("doo_v1_", r"[a-f0-9]{64}"), ("dor_v1_", r"[a-f0-9]{64}"),
+    ("LTAI", r"[A-Za-z0-9]{12,30}"), ("AKID", r"[A-Za-z0-9]{32}"), ("pat-na1-", r"[a-f0-9\-]{36}"),
+    ("pat-eu1-", r"[a-f0-9\-]{36}"), ("CFPAT-", r"[A-Za-z0-9_\-]{40,}"), ("lsv2_pt_", r"[A-Za-z0-9_]{30,}"),
+    ("lsv2_sk_", r"[A-Za-z0-9_]{30,}"), ("sntryu_", r"[a-f0-9]{64}"), ("NRII-", r"[A-Za-z0-9_\-]{30,}"),
+    ("AKCp", r"[A-Za-z0-9]{60,}"), ("rubygems_", r"[a-f0-9]{48}"), ("oy2", r"[a-z0-9]{43}"),
+    ("pul-", r"[a-f0-9]{40}"), ("sl.", r"[A-Za-z0-9_\-]{120,}"), ("1//0", r"[A-Za-z0-9_\-]{40,}"),
+    ("lin_oauth_", r"[a-f0-9]{64}"), ("sess-", r"[A-Za-z0-9]{40}"), ("sb_secret_", r"[A-Za-z0-9_\-]{20,}"),
+    ("re_", r"(?=[A-Za-z0-9_]*\d)[A-Za-z0-9_]{30,}"), ("napi_", r"[a-z0-9]{64}"), ("shippo_live_", r"[a-f0-9]{40}"),
+    ("shippo_test_", r"[a-f0-9]{40}"), ("access_token$production$", r"[a-z0-9$]{40,}"), ("ATBB", r"[A-Za-z0-9]{32,}"),
+    ("rnd_", r"[A-Za-z0-9]{32}"), ("squ_", r"[a-f0-9]{40}"), ("sqp_", r"[a-f0-9]{40}"), ("sqa_", r"[a-f0-9]{40}"),
+    ("CCIPAT_", r"[A-Za-z0-9_]{40,}"), ("bkua_", r"[a-f0-9]{40}"), ("pnu_", r"[A-Za-z0-9]{36}"),
+    ("access-production-", r"[a-f0-9\-]{36}"), ("access-sandbox-", r"[a-f0-9\-]{36}"), ("sk_", r"[a-f0-9]{48}"),
+    ("APA91b", r"[A-Za-z0-9_\-]{100,}"), ("oauth:", r"[a-z0-9]{30}"), ("ek_live_", r"[A-Za-z0-9]{40,}"),
     # webhook addresses: whoever holds one may post as the integration
     ("discord.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
     ("discordapp.com/api/webhooks/", r"\d{5,}/[A-Za-z0-9_\-]{20,}"),
     ("webhook.office.com/webhookb2/", r"[A-Za-z0-9@/_\-]{30,}"),
     ("hooks.zapier.com/hooks/catch/", r"\d+/[A-Za-z0-9]{4,}"),
+    ("hooks.slack.com/workflows/", r"[A-Za-z0-9/_]{20,}"), ("hooks.slack.com/triggers/", r"[A-Za-z0-9/_]{20,}"),
+    ("outlook.office.com/webhook/", r"[A-Za-z0-9@/_\-]{30,}"), ("maker.ifttt.com/trigger/", r"[^\s]{10,}"),
+    ("api.telegram.org/bot", r"\d{8,10}:[A-Za-z0-9_\-]{30,}"),
 ]
 _KEY_RE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) + rest for p, rest in _PREFIXED_KEYS)
                      + r")[A-Za-z0-9_\-+/=.~]*")

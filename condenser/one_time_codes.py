@@ -15,7 +15,12 @@ from condenser.scan import substitute_at
 # verification code", "Use 482913 to sign in", "Enter 482913 to verify". Only a 4-8 digit code (G- and similar
 # prefixes kept out of the value).
 _PUBLIC_WORDS = (r"zip|postal|promo|coupon|discount|gift|voucher|tracking|order|booking|confirmation|reservation"
-                 r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite")
+                 r"|product|style|hs|reference|course|item|model|part|store|flight|class|tax|area|country|referral|invite"
+                 # classifications and statuses ("The error code is 10054", "The NAICS code is 541511")
+                 r"|error|status|exit|response|http|naics|sic|cpt|icd|diagnosis|procedure|billing|classification|industry"
+                 r"|tariff|commodity|sku|color|colour|language|currency|airport|iata|region|state|vat|event|source|ean"
+                 r"|upc|isbn|swift|bic|routing|branch|city|department|dialing|dial|fare|unit|lot|batch|serial|catalog"
+                 r"|program|subject|post|return|reason|fault|result|project|account|customer|member|ticket|case|invoice")
 _OTP_PROSE = re.compile(
     r"(?i)\b(?:your|the|this|a)\s+(?:(?!" + _PUBLIC_WORDS + r")\w+\s+){0,2}(?:code|otp|passcode|pin)(?:\s+(?:is|was)|\s*:)\s*:?\s*(?:[A-Z]{1,2}-)?(?P<a>\d{4,8}|\d{3}[ -]\d{3}|\d\d \d\d \d\d)\b"
     r"|\b(?:[A-Z]{1,2}-)?(?P<b>\d{4,8})\s+is\s+(?:your|the)\s+(?:\w+\s+){0,3}?(?:verification|security|login|sign-?in"
@@ -33,7 +38,11 @@ _OTP_PROSE = re.compile(
     r"(?!(?:19|20)\d\d\b)(?P<g>\d{4,8}|\d{3}[ -]\d{3})\b"
     r"|\bcode\s+(?P<h>\d{4,8})\s+(?:expires|is valid|will expire|valid for)\b"
     r"|\b(?:verification|security|one-time|sms|login|2fa|mfa|auth)\s+code\s*:?\s*(?P<i>\d{3}[ -]\d{3})\b"
-    r"|(?<![\w-])code\s*:\s*(?P<j>\d{3}-\d{3})\b")
+    r"|(?<![\w-])code\s*:\s*(?P<j>\d{3}-\d{3})\b"
+    # a red team of 2026-12-07: "Enter 482913 on the sign-in page", "2FA: 482913", "Code: 482913 (expires in 10 min)"
+    r"|\b(?:enter|type|use|input)\s+(?P<k>\d{4,8})\s+(?:on|in|into|at)\s+the\s+(?:sign|log)[\s-]?in\b"
+    r"|\b(?:2fa|mfa|otp|totp|2-step|two-factor|sms)(?:\s+code)?\s*[:=]\s*(?P<l>\d{4,8})\b"
+    r"|(?<![\w-])code\s*:\s*(?P<m>\d{4,8})\s*\(?\s*(?:expires|valid|do not share|don't share)")
 # The same in other languages: a word that names a one-time code ("código de verificación", "Bestätigungscode",
 # "код подтверждения"), or "your code" ("tu código", "Ihr Code"), then a few words, "is" or a colon, and the code;
 # or the code first ("482913 es tu código de verificación").
@@ -65,13 +74,14 @@ _OTP_I18N = re.compile(
 
 
 def _otp(m: re.Match[str]) -> str:
-    name = next(g for g in ("a", "b", "c", "e", "f", "g", "h", "i", "j") if g in m.re.groupindex and m.group(g) is not None)
+    name = next(g for g in ("a", "b", "c", "e", "f", "g", "h", "i", "j", "k", "l", "m") if g in m.re.groupindex and m.group(g) is not None)
     return m.group(0)[: m.start(name) - m.start()] + SECRET + m.group(0)[m.end(name) - m.start():]
 
 
 # where each detector here is looked for (`condenser.scan.Hints`)
 HINTS = {
-    "otp": ("code", "otp", "passcode", "pin ", " to sign", " to log", " to verify", " to confirm", " to authenticate",
+    "otp": ("code", "otp", "passcode", "pin ", "2fa", "mfa", "totp", "2-step", "two-factor", "sms", " on the sign",
+            " on the log", " in the sign", " into the sign", " to sign", " to log", " to verify", " to confirm", " to authenticate",
             " to reset", " to complete", " for sign", " for log"),
     "otp_i18n": ("código", "codigo", "codice", "kod", "код", "mã", "ma xac", "einmalpasswort", "bestaetigungscode",
                  "验证码", "驗證碼", "校验码", "动态码", "認証コード", "確認コード", "인증번호", "인증 번호", "doğrulama", "dogrulama", "onay", "verificatiecode",

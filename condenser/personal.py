@@ -86,11 +86,18 @@ _ID_FORMS: dict[str, tuple[str, Callable[[str], bool]]] = {
     "curp": (r"\b[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d\b", curp.is_valid),
     "hetu": (r"\b\d{6}[-+A]\d{3}[0-9A-Y]\b", hetu.is_valid),
     "rrn": (r"\b\d{6}-\d{7}\b", rrn.is_valid),
-    "nordic": (r"\b(?:\d{2})?\d{6}[-+]\d{4}\b", lambda v: personnummer.is_valid(v) or cpr.is_valid(v)),
+    # a Danish number with no name before it only when its old check digit holds: any date and four digits is also
+    # an invoice's or a case's reference ("Invoice 240315-0042")
+    "nordic": (r"\b(?:\d{2})?\d{6}[-+]\d{4}\b", lambda v: personnummer.is_valid(v) or _cpr_checked(v)),
     "ric": (r"\b\d{17}[\dXx]\b", ric.is_valid),
     "nir": (r"\b[12] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d{3} ?\d{2}\b", nir.is_valid),
     "ahv": (r"\b756\.\d{4}\.\d{4}\.\d{2}\b", ch_ssn.is_valid),
 }
+def _cpr_checked(value: str) -> bool:
+    number = cpr.compact(value)
+    return cpr.is_valid(number) and cpr.checksum(number) == 0
+
+
 _ID_RE = re.compile("|".join(f"(?P<{name}>{pattern})" for name, (pattern, _) in _ID_FORMS.items()))
 # Candidates for the forms above start at a digit (the engine skips everything else fast); the capitals some
 # forms begin with (AB 12 34 56 C, X1234567L, RSSMRA85T10A562S) are taken in when looking behind the digit.

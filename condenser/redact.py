@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import re
 from typing import TypeVar
+from urllib.parse import unquote
 
 from condenser import credentials, personal
 from condenser.lookalikes import normalize
 from condenser.models import Outcome, Trajectory
 from condenser.placeholders import ADDRESS, CARD, EMAIL, IBAN, NATIONAL_ID, PHONE, SECRET
-from condenser.scan import Hints, literal_finder
+from condenser.scan import Hints, Hits, literal_finder
 from condenser.typed_fields import typed_secret
 
 RunT = TypeVar("RunT", bound=Trajectory)  # a Trajectory or a subclass (a live run): the copy keeps its class
@@ -102,19 +103,88 @@ def redact_text(text: str, extra_secrets: Secrets = frozenset()) -> str:
     return redact_texts([text], extra_secrets)[0]
 
 
+# Escaped separators read as the spaces they stand for: a JSON string's "\n" or a link's "%20" right before a secret
+# made its first letter no word start ("creds\nAKIA...", "?text=key%20sk-proj-..."). Each is read as a space that
+# NFKC turns into a plain one (so none is left in a normalized text) and written back as it came.
+_ESCAPED = re.compile(r"\\[ntr]|%(?:20|0[aAdD]|09|3[aA])")
+_AS_SPACE = {"\\n": "\u2000", "\\r": "\u2001", "\\t": "\u2002", "%20": "\u2003", "%0A": "\u2004", "%0a": "\u2005",
+             "%09": "\u2006", "%0D": "\u2007", "%0d": "\u2008", "+": "\u2009",
+             "%3A": "\uff1a", "%3a": "\ufe13"}  # colons NFKC leaves none of, the first one read as a colon too
+_WRITTEN_BACK = str.maketrans({space: escaped for escaped, space in _AS_SPACE.items()})
+# a query's value of words joined by "+", where "+" is a space ("?q=my+password+is+x"); a value of other parts is a
+# token whose "+" is its own ("?nonce=a8Bz+Qp3/kL9+mN2xY7w==")
+_QUERY_VALUE = re.compile(r"(?<=[=?&])[^&#\s=?]*\+[^&#\s=?]*")
+_WORD_PART = re.compile(r"[A-Za-z]+(?:%[0-9A-Fa-f]{2}[A-Za-z]*)*[\uff1a\ufe13]?")  # "Session%3A", "Keynote%2C", "B"
+
+
+def _plus_spaced(m: re.Match[str]) -> str:
+    parts = m.group(0).split("+")
+    words = sum(_WORD_PART.fullmatch(part) is not None for part in parts)
+    return m.group(0).replace("+", "\u2009") if 2 * words >= len(parts) else m.group(0)
+
+
+def _spaced(text: str) -> str:
+    if "\\" not in text and "%" not in text and "+" not in text:
+        return text
+    text = _ESCAPED.sub(lambda m: _AS_SPACE[m.group(0)], text)
+    return _QUERY_VALUE.sub(_plus_spaced, text) if "+" in text and "?" in text else text
+
+
 def redact_texts(texts: list[str], extra_secrets: Secrets = frozenset()) -> list[str]:
     """`redact_text` of each of `texts`, with the hint words of all of them found in one pass (one release of the
     GIL for the lot: see `Hints.find_many`)."""
     norms = [normalize(text) for text in texts]
-    scrubbed = _scrub_secrets(norms, extra_secrets) if extra_secrets else norms
+    views = [_spaced(norm) for norm in norms]
+    scrubbed = _scrub_secrets(views, extra_secrets) if extra_secrets else views
     out = []
-    for text, norm, body, hits in zip(texts, norms, scrubbed, _HINTS.find_many(scrubbed), strict=True):
-        redacted = credentials.redact_credentials(body, hits, _HINTS.find)
-        if redacted != body:  # the hints' offsets are of the text before the credentials were replaced
-            body, hits = redacted, _HINTS.find(redacted)
-        body = personal.redact_personal(body, hits, _digits(body))
+    for text, norm, view, body, hits in zip(texts, norms, views, scrubbed, _HINTS.find_many(scrubbed), strict=True):
+        body = _detected(body, hits)
+        if view is not norm:
+            body = body.translate(_WRITTEN_BACK)
+        if ("%" in body or "+" in body) and _ENCODED.search(body):
+            body = _decoded(body)
         out.append(text if body == norm else body)
     return out
+
+
+def _detected(body: str, hits: Hits | None) -> str:
+    redacted = credentials.redact_credentials(body, hits, _HINTS.find)
+    if redacted != body:  # the hints' offsets are of the text before the credentials were replaced
+        body, hits = redacted, _HINTS.find(redacted)
+    return personal.redact_personal(body, hits, _digits(body))
+
+
+# A link's words percent-encoded ("?q=Parol%C4%83%3A+x", "/notes/my%20password%27s%20x"): read decoded too. When the
+# decoded text holds a secret the first reading missed, it is kept decoded, with the secret replaced. Only what
+# spells words is decoded (letters of any script, spaces, quotes, commas, colons); "%3D", "%26", "%2F" stay as they
+# are, or a token's base64 ("...Pw%3D%3D&amzn-r=%2F") would read as names and values.
+_ENCODED = re.compile(r"%(?:[C-Fc-f][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|2[027Cc]|3[Aa])|\?[^\s#]*\w\+\w")
+_ESCAPE_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_WORDLIKE = re.compile(r"[^\W\d_]*(?:[ ',:\"][^\W\d_]*)*|[ ',:\"]+")
+
+
+def _words_decoded(m: re.Match[str]) -> str:
+    try:
+        text = unquote(m.group(0), errors="strict")
+    except UnicodeDecodeError:
+        return m.group(0)
+    return text if _WORDLIKE.fullmatch(text) else m.group(0)
+
+
+def _decoded(body: str) -> str:
+    decoded = normalize(_ESCAPE_RUN.sub(_words_decoded, body))
+    if "+" in decoded and "?" in decoded:
+        decoded = _QUERY_VALUE.sub(lambda m: _plus_spaced(m).replace("\u2009", " "), decoded)
+    if decoded == body:
+        return body
+    view = _spaced(decoded)
+    hits = _HINTS.find(view)
+    if hits == {}:
+        return body
+    redacted = _detected(view, hits)
+    if view is not decoded:
+        redacted = redacted.translate(_WRITTEN_BACK)
+    return redacted if redacted != decoded else body
 
 
 def _typed_secrets(trajectory: Trajectory) -> tuple[dict[str, str], dict[int, str]]:

@@ -86,7 +86,9 @@ def typed_secret(step: Step, focused: str | None = None) -> tuple[dict[str, str]
             return (*_masked(action, start, end, value, ADDRESS), True)  # "742 Evergreen Terrace" into "Street address"
         if _OTHER_FIELD.search(target):
             return None
-        if says_password(element):  # the page says what [7] is
+        if _SEARCH_BOX.search(element):
+            return None  # the page calls [7] a search box: what is typed there is a query, whatever the thought says
+        if says_password(_FORGOT.sub(" ", element)):  # the page says what [7] is ("Forgot password?" is a link's)
             return (*_masked(action, start, end, value), True)
         if _CODE_FIELD.search(_PUBLIC_CODE.sub(" ", f"{_split_name(target)} {element}")) and _SHORT_CODE.fullmatch(value.strip()):
             return (*_masked(action, start, end, value), True)  # a one-time code or a card's code: 3-8 digits
@@ -94,18 +96,27 @@ def typed_secret(step: Step, focused: str | None = None) -> tuple[dict[str, str]
             return None
         # the thought can be long: it is scanned last, for the values that pass the checks above
         observation = step.observation if step.observation and len(step.observation) <= 200 else ""
-        if not says_password(normalize(f"{step.thought or ''} {observation}").replace(value, " ")):
+        if not says_password(_FORGOT.sub(" ", normalize(f"{step.thought or ''} {observation}").replace(value, " "))):
             return None
         return (*_masked(action, start, end, value), False)
     return (*_masked(action, start, end, value), True)
 
 
 _PASSPHRASE = re.compile(r"(?i)passphrase|pass phrase|mnemonic|seed phrase|recovery phrase")
+_SEARCH_BOX = re.compile(r"(?i)\bsearch(?:box)?\b|\bquery\b|type=[\"']?search|role=[\"']?search|\bcombobox\b")
+# a link or a hint about a password, not the field ("Forgot password?", "Reset your password")
+_FORGOT = re.compile(r"(?i)forgot(?:ten)?\s+(?:your\s+|my\s+|the\s+)?password|reset\s+(?:your\s+|my\s+)?password"
+                     r"|password\s+reset|change\s+(?:your\s+|my\s+)?password")
 # A field's name in a selector, in any case style ("#verificationCode", "card_cvv", "cc-csc"), read as words
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|[_\-]+")
 # names that say a secret once split into words: one-time and card codes whatever the value
 _SECRET_FIELD_NAME = re.compile(r"(?i)\b(?:verification code|one time code|totp|mfa code|2fa code|otp|cvv2?|cvc2?|csc"
-                                r"|cc csc|security code|card code|card cvv|card cvc|passcode|sms code|auth code)\b")
+                                r"|cc csc|security code|card code|card cvv|card cvc|passcode|sms code|auth code"
+                                # a red team of 2026-12-07: tokens, a security question's answer, a memorable word,
+                                # an account's number
+                                r"|token|api token|access token|auth token|security answer|secret answer|maiden name"
+                                r"|memorable (?:word|information|phrase|answer)|account number|acct number|routing number"
+                                r"|sort code)\b")
 # names or page words of a field that takes a short code: secret when what is typed is 3-8 digits
 _CODE_FIELD = re.compile(r"(?i)\bcode\b|verification|one time|one-time|\botp\b|\b2fa\b|\bmfa\b|\btotp\b|authenticat"
                          r"|\bcvv|\bcvc|\bcsc\b|\bpin\b|security code|código de (?:verificación|seguridad)|验证码|認証|인증")

@@ -110,11 +110,22 @@ def test_password_containing_the_word_password():
 
 
 def test_short_plain_word_typed_in_a_password_context_stays_in_prose():
-    t = _run(steps=[{"action": "fill_search[75,submit]", "thought": "I forgot my password; submit the form"},
+    t = _run(steps=[{"action": "fill_search[75,submit]", "thought": "I type my password; submit the form"},
                     {"action": "click(index=3)", "thought": "after submitting the form"}])
     clean = redact_trajectory(t)
     assert clean.steps[0].action == "fill_search[75,[SECRET]]"
     assert clean.steps[1].thought == "after submitting the form"
+
+
+def test_a_forgotten_password_or_a_search_box_makes_no_typed_query_a_secret():
+    """A red team of 2026-12-07: "Netflix" typed after a thought about a forgotten password was masked in the task,
+    and a help box whose placeholder said "forgot password" masked "refund policy"."""
+    t = _run(task="Find the Netflix refund policy",
+             steps=[{"action": "type [5] Netflix", "thought": "I forgot my password, so search for help instead"},
+                    {"action": "type [7] refund policy", "observation": "[7] textbox 'Search help, e.g. forgot password'"},
+                    {"action": "click(index=3)", "thought": "Netflix refund policy found"}])
+    clean = redact_trajectory(t)
+    assert clean.task == "Find the Netflix refund policy" and "[SECRET]" not in clean.model_dump_json()
 
 
 @pytest.mark.parametrize("secret,text", [
