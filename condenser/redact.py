@@ -111,6 +111,8 @@ _AS_SPACE = {"\\n": "\u2000", "\\r": "\u2001", "\\t": "\u2002", "%20": "\u2003",
              "%09": "\u2006", "%0D": "\u2007", "%0d": "\u2008", "+": "\u2009",
              "%3A": "\uff1a", "%3a": "\ufe13"}  # colons NFKC leaves none of, the first one read as a colon too
 _WRITTEN_BACK = str.maketrans({space: escaped for escaped, space in _AS_SPACE.items()})
+# the same text for the hint words, character for character ("\npin: 4821": " pin" is a hint at a word start)
+_HINTED = str.maketrans({space: ":" if escaped.startswith("%3") else " " for escaped, space in _AS_SPACE.items()})
 # a query's value of words joined by "+", where "+" is a space ("?q=my+password+is+x"); a value of other parts is a
 # token whose "+" is its own ("?nonce=a8Bz+Qp3/kL9+mN2xY7w==")
 _QUERY_VALUE = re.compile(r"(?<=[=?&])[^&#\s=?]*\+[^&#\s=?]*")
@@ -137,7 +139,9 @@ def redact_texts(texts: list[str], extra_secrets: Secrets = frozenset()) -> list
     views = [_spaced(norm) for norm in norms]
     scrubbed = _scrub_secrets(views, extra_secrets) if extra_secrets else views
     out = []
-    for text, norm, view, body, hits in zip(texts, norms, views, scrubbed, _HINTS.find_many(scrubbed), strict=True):
+    hinted = [body.translate(_HINTED) if view is not norm else body
+              for body, view, norm in zip(scrubbed, views, norms, strict=True)]
+    for text, norm, view, body, hits in zip(texts, norms, views, scrubbed, _HINTS.find_many(hinted), strict=True):
         body = _detected(body, hits)
         if view is not norm:
             body = body.translate(_WRITTEN_BACK)
@@ -147,10 +151,14 @@ def redact_texts(texts: list[str], extra_secrets: Secrets = frozenset()) -> list
     return out
 
 
+def _find(text: str) -> Hits | None:
+    return _HINTS.find(text.translate(_HINTED))
+
+
 def _detected(body: str, hits: Hits | None) -> str:
-    redacted = credentials.redact_credentials(body, hits, _HINTS.find)
+    redacted = credentials.redact_credentials(body, hits, _find)
     if redacted != body:  # the hints' offsets are of the text before the credentials were replaced
-        body, hits = redacted, _HINTS.find(redacted)
+        body, hits = redacted, _find(redacted)
     return personal.redact_personal(body, hits, _digits(body))
 
 
@@ -178,7 +186,7 @@ def _decoded(body: str) -> str:
     if decoded == body:
         return body
     view = _spaced(decoded)
-    hits = _HINTS.find(view)
+    hits = _find(view)
     if hits == {}:
         return body
     redacted = _detected(view, hits)

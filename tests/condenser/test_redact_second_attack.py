@@ -24,6 +24,8 @@ def _leaks(text: str, secret: str) -> bool:
     ('{"body": "line1\\npassword: ' + PW + '"}', PW),
     ('{"log": "login ok\\ttoken=' + PW + '"}', PW),
     ('{"msg": "SSN\\n536-22-8726"}', "536-22-8726"),
+    ('{"body": "x\\npin: 4821"}', "4821"), ('{"text": "Your code:\\n482913"}', "482913"),
+    ('{"body": "Call\\n(415) 555-0199"}', "555-0199"), ('{"body": "IBAN:\\nDE89 3704 0044 0532 0130 00"}', "0532 0130"),
     ("https://x.com/notes?text=key%20sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD", "abcdefghijklmnop"),
     ("https://mail.google.com/mail/u/0/#search/ssn%20536-22-8726", "536-22-8726"),
 ])
