@@ -105,8 +105,9 @@ _SECRET_FIELD = re.compile(
     # "my password is x", "the PIN for the card was 1234", "Passwort lautet x", "mot de passe est x"
     r"|(?P<says>(?:\s+(?:" + nocase("for|of|to|on|at|de|du|für|del|da|van") + r")\s+\S+(?:\s+\S+){0,2}?)?"
     r"(?:\s+(?:" + nocase("I|we|you") + r")\s+(?:" + nocase("used|chose|set|picked|entered|typed|gave|use|have") + r"))?"
-    r"\s+(?:" + nocase("is|was|will be|should be|set to|changed to|reset to|lautet|ist|est|es|é|è|era|wordt|är|jest")
-    + r")(?:\s+(?:" + nocase("now|still|changed to|set to|reset to|updated to|just|currently") + r"))?\s*:?\s+"
+    r"\s+(?:" + nocase(r"is|was|will\s+be|should\s+be|set\s+to|changed\s+to|reset\s+to|lautet|ist|est|es|é|è|era|wordt"
+                       r"|är|jest")
+    + r")(?:\s+(?:" + nocase(r"now|still|changed\s+to|set\s+to|reset\s+to|updated\s+to|just|currently") + r"))?\s*:?\s+"
     r"|['’]s\s+(?=\S*\d)"  # "my password's Zq7...": a value with a digit
     r"|\s+-{1,2}\s+"  # "Password - x" (an en or em dash is a hyphen once normalized)
     # "Password for the admin account: x", "PIN for card 2: 1234": whose it is, then a colon

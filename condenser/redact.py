@@ -145,7 +145,7 @@ def redact_texts(texts: list[str], extra_secrets: Secrets = frozenset()) -> list
         body = _detected(body, hits)
         if view is not norm:
             body = body.translate(_WRITTEN_BACK)
-        if ("%" in body or "+" in body) and _ENCODED.search(body):
+        if "%" in body and _ENCODED.search(body):
             body = _decoded(body)
         out.append(text if body == norm else body)
     return out
@@ -166,7 +166,7 @@ def _detected(body: str, hits: Hits | None) -> str:
 # decoded text holds a secret the first reading missed, it is kept decoded, with the secret replaced. Only what
 # spells words is decoded (letters of any script, spaces, quotes, commas, colons); "%3D", "%26", "%2F" stay as they
 # are, or a token's base64 ("...Pw%3D%3D&amzn-r=%2F") would read as names and values.
-_ENCODED = re.compile(r"%(?:[C-Fc-f][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|2[027Cc]|3[Aa])|\?[^\s#]*\w\+\w")
+_ENCODED = re.compile(r"%(?:[C-Fc-f][0-9A-Fa-f]%[89ABab][0-9A-Fa-f]|2[27Cc])")  # spaces and colons: read in `_spaced`
 _ESCAPE_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _WORDLIKE = re.compile(r"[^\W\d_]*(?:[ ',:\"][^\W\d_]*)*|[ ',:\"]+")
 
