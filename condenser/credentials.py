@@ -211,6 +211,8 @@ def _auth_pair(m: re.Match[str]) -> str:
 
 
 def _scheme(m: re.Match[str]) -> str:
+    if PLACEHOLDER.match(m.group(3)):
+        return m.group(0)  # redacted already ("Bearer [SECRET]]": the bracket is the text's own)
     credential = m.group(3).rstrip(".)]}:")
     if m.group(1).casefold() == "bearer" or _looks_secret(credential):
         return m.group(1) + m.group(2) + SECRET + m.group(3)[len(credential):]
