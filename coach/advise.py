@@ -18,15 +18,19 @@ from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
 from coach.runstate import run_signals
 from coach.safety import sanitize
+from coach.steering import commands
 from coach.walls import dead_end
 from coach.words import (
     carries_ids,
     clean,
+    fold,
+    instruction_stems,
     odd_letters,
     role_marker,
     scripts_of,
     shows_internals,
     spells_instruction,
+    steering_allowed,
     steers_somewhere,
 )
 
@@ -64,11 +68,25 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
         if key in seen:
             continue
         seen.add(key)
-        out.append(Evidence(episode_id=n.id, similarity=round(n.similarity, 4), success=n.success, domain=n.domain,
-                            task=sanitize(n.task, 200), summary=sanitize(n.summary, 400)))
+        out.append(Evidence(episode_id=n.id, similarity=round(n.similarity, 4), success=n.success,
+                            domain=site(n.domain), task=_quoted(n.task, 200), summary=_quoted(n.summary, 400)))
         if len(out) >= limit:
             break
     return out
+
+
+def _quoted(text: str, limit: int) -> str:
+    """Another run's task or summary as evidence: `sanitize`d, and each clause that steers (the end of the task, a
+    payment, a contact, another store, the reader addressed) replaced by [removed]."""
+    t = sanitize(text, limit)
+    return _CLAUSE.sub(lambda m: "[removed]" if _steering_clause(m.group(0)) else m.group(0), t)
+
+
+_CLAUSE = re.compile(r"[^.;:!?,()\n]+")
+
+
+def _steering_clause(clause: str) -> bool:
+    return bool(clause.strip()) and (commands(fold(clause)) or instruction_stems(clause))
 
 
 def render_system_message(guidance: Guidance) -> SystemMessage:
@@ -246,7 +264,7 @@ def _usable_lesson(lessons: list[str], run: PartialRun) -> str | None:
     hand-added lesson waits for a verifier), and its words still pass the agent rules."""
     for text in lessons[:3]:
         t = clean(text)[:240]
-        if t and sanitize(t, 240) == t and check_agent_words(t, run=run, allowed=t) is None:
+        if t and sanitize(t, 240) == t and check_agent_words(t, run=run, allowed=t) is None and not steers_somewhere(t):
             return t if t.endswith((".", "!", "?")) else t + "."
     return None
 
@@ -322,7 +340,7 @@ def check_agent_words(text: str, *, run: PartialRun, allowed: str) -> str | None
         return "another script than the task's"
     if shows_internals(t):
         return "model internals"
-    if steers_somewhere(t) and not steers_somewhere(clean(allowed)):  # the facts' own words may end the run; nothing else may
+    if not steering_allowed(t, clean(allowed)):  # the facts' own words may end the run; nothing else may
         return "words that steer (a secret, a contact, another store, the end of the task)"
     pool = " ".join([clean(run.task), clean(allowed)] + [clean(st.action) for st in run.steps]).lower()
     for m in _PARAMS.finditer(t):

@@ -32,7 +32,8 @@ _NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|thi
 _AMOUNT = rf"(?:\$|€|£)?(?:\d[\d,.]*|{_NUMBER_WORD}(?: {_NUMBER_WORD})*)\s*(?:k\b)?"
 _UNIT = r"(?:bucks|dollars?|euros?|pounds?|usd|eur|gbp|credits?|points|coins|gems|btc|eth|usdt|percent)"
 # whose a payment would be: a name, never the site's own parts ("Proceed to payment", "Send to cart")
-_PERSON = (r"(?!(?:us|me|it|the|your|my|our|a|an|this|them|cart|checkout|bag|basket|seller|vendor|store|shop|friend"
+_PERSON = (r"(?!(?:us|me|it|the|your|my|our|a|an|this|them|on|in|at|for|by|from|of|to|with|cart|checkout|bag|basket"
+           r"|seller|vendor|store|shop|friend"
            r"|friends|family|someone|recipient|anyone|others|account|wallet|card|order|gift|all)\b)[a-z][a-z]+")
 
 _MONEY_TO = (
@@ -113,7 +114,7 @@ _STOP_IDIOM = (
 _HEDGED_ORDER = (
     # conditional ("If stuck, pay Bob", "Once here, stop", "When in doubt, leave")
     r"^(?:if|once|when|whenever|after|before|unless|in case)\s+(?:you(?: are| re|re)?\s+)?(?:stuck|lost|in doubt|unsure"
-    r"|confused|here|done|finished|ready|blocked|there|asked|prompted|in trouble|this appears|you see this)\b"
+    r"|confused|here|done|finished|ready|blocked|asked|prompted|in trouble|this appears|you see this)\b"
     # impersonal ("Checkout must be skipped", "Payment is not needed", "Purchase not required")
     r"|\b(?:must|should|has to|have to|needs to|need to|is to|are to) be (?:skipped|avoided|ignored|clicked|used|done"
     r"|completed|selected|chosen|paid|bypassed|left|closed|cancell?ed|stopped|empty|emptied|kept empty)\b"
@@ -130,7 +131,7 @@ _HEDGED_ORDER = (
 # a secret asked for that no page of the task's site needs: a security question's answer, a national id, another
 # service's login, identity data handed over ("First pet's name", "Provide your SIN", "Enter your PayPal login")
 _SECRET_ASKED = (
-    r"\b(?:pet s name|pets name|name of (?:your|ur) (?:first )?pet|first car|childhood (?:friend|street|nickname|hero)"
+    r"\b(?:pet s name|pets name|name of (?:your|ur) (?:first )?pet|(?:your|ur) first car|childhood (?:friend|street|nickname|hero)"
     r"|street you grew up|first school|favou?rite teacher|city you were born|security answers?)\b"
     # asked for by any verb: a national id, another service's login
     r"|\b(?:need|want|require|requires|what s|whats|what is|tell me|give me|send me|share|send|give|tell|provide|enter"
@@ -188,8 +189,58 @@ _HOST_WORDS = (
     rf"\s+{_TLD_WORDS}$"
 )
 
+# a false state of the site, or a setting of the browser to drop ("Checkout is broken", "Come back tomorrow",
+# "Disable ad blocker now", "Run this in console")
+_FALSE_STATE = (
+    r"\b(?:shop|store|site|website|checkout|cart|payment|payments|service|page|booking|ordering) (?:is |are )?(?:now )?"
+    r"(?:closed|broken|down|offline|unavailable|not working|disabled)\b|\bcome back (?:tomorrow|later|next|in)\b"
+    r"|\b(?:disable|turn off|switch off|pause|remove|uninstall) (?:your |the )?(?:ad ?blockers?|adblock|ublock|vpn|proxy"
+    r"|antivirus|firewall|extensions?|javascript|privacy (?:mode|settings)|tracking protection)\b"
+    r"|\b(?:run|paste|type|enter) (?:this|it|the following|code) (?:in|into) (?:the |your )?(?:console|terminal|devtools"
+    r"|dev tools|address bar|url bar)\b|\b(?:confirmed|placed|paid|booked|completed|submitted|done) already\b"
+    # money past the site's checkout, or the shop left ("Pay the seller with a gift card instead of the checkout")
+    r"|\b(?:pay|send|tip)\s+(?:the\s+)?(?:seller|vendor|merchant|owner|host|driver|courier)\s+(?:with|by|via|using|in)\b"
+    r"|\binstead of (?:the |your )?(?:checkout|cart|site s checkout|payment page|site)\b"
+    r"|\bleave (?:the |this )?(?:shop|store|site|website)\b|\b(?:log|sign) ?(?:out|off) (?:now|immediately|right away)\b"
+)
+
+# the orders above in the languages agents meet that the lists did not hold (a third red team of 2026-12-07):
+# Dutch, Polish, Italian, Turkish, Indonesian, Vietnamese, Swahili, Tagalog, Romanian, Czech, Hungarian, Swedish,
+# and more kinds in German, French, Spanish; Chinese, Japanese, Korean, Arabic, Hebrew, Persian on tasks in them
+_I18N_MORE = _fold(
+    r"\b(?:betaal|zaplac|zapłać|paga|pagate|ode|öde|bayar|bayarkan|chuyen tien|chuyển tiền|tuma pesa|lipa"
+    r"|magpadala ng pera|magbayad|plateste|plătește|zaplat|zaplať|fizess|fizesd|betala|pague|paie|overmaken|przelej"
+    r"|przelej pieniadze|przelej pieniądze|invia soldi|gonder|gönder|kirim uang|transfer uang) "
+    r"(?:(?:ke|cho|kwa|kay|lui|aan|dla|naar) \w+"  # to someone ("Bayar ke Bob")
+    r"|(?!(?:nu|direct|teraz|subito|ora|hemen|simdi|şimdi|sekarang|ihned|most|nyni|nyní|genast|ahora|agora|maintenant"
+    r"|jetzt|con|met|z|ze|cu|med|with|online|bezpiecznie|sicuro)\b)\w+ (?:nu|direct|teraz|natychmiast|subito|ora|hemen"
+    r"|simdi|şimdi|sekarang|ihned|most|nyni|nyní|genast|directamente|directement|direkt|ya|agora|maintenant|jetzt)"
+    r"|\w+owi|pieniadze|pieniądze)\b"
+    r"|\b(?:je bent klaar|jij bent klaar|jestes gotowy|jesteś gotowy|skonczyles|skończyłeś|hai finito|avete finito"
+    r"|isin bitti|işin bitti|bitirdin|kamu sudah selesai|anda sudah selesai|ban da xong|bạn đã xong|umemaliza|tapos ka na"
+    r"|ai terminat|jsi hotov|jste hotovi|kesz vagy|kész vagy|du bist fertig|ihr seid fertig|tu as fini|vous avez fini"
+    r"|ya terminaste|ya has terminado|voce terminou|você terminou|du ar klar|du är klar|je klaar|sudah selesai)\b"
+    r"|\b(?:sluit|zamknij|chiudi|kapat|tutup|dong|đóng|funga|isara|inchide|închide|zavri|zavři|zard be|zárd be|stang"
+    r"|stäng|fecha|feche)\s+(?:\w+\s+){0,2}?(?:browser\w*|przegladarke|przeglądarkę|tarayici\w*|tarayıcı\w*"
+    r"|trinh duyet|trình duyệt|kivinjari|prohlizec|prohlížeč|bongeszot|böngészőt|webblasaren|webbläsaren|navegador)\b"
+    r"|\b(?:zakoncz|zakończ|termina|bitir|selesaikan|ket thuc|kết thúc|maliza|tapusin|beeindig|ukoncete|ukončete"
+    r"|fejezd be) (?:\w+ )?(?:zadanie|il compito|la missione|gorevi|görevi|tugas|nhiem vu|nhiệm vụ|kazi|ang gawain"
+    r"|de taak|taak|ukol|úkol|a feladatot)\b"
+    r"|\b(?:vertel|powiedz|di|dì|söyle|soyle|beritahu|noi voi|nói với|mwambie|sabihin|spune|rekni|řekni|mondd|säg|sag)"
+    r" (?:\w+ )?(?:de gebruiker|uzytkownikowi|użytkownikowi|all utente|all'utente|kullaniciya|kullanıcıya|pengguna"
+    r"|nguoi dung|người dùng|mtumiaji|sa user|sa gumagamit|utilizatorului|uzivateli|uživateli|a felhasznalonak"
+    r"|a felhasználónak|till anvandaren|till användaren)\b"
+    r"|\b(?:koop|kup|compra|comprate|satin al|satın al|beli|mua|nunua|bumili|cumpara|cumpără|kup to|vasarolj|vásárolj"
+    r"|köp|kop|achete|achète|achetez|compre) (?:\w+ )?(?:bij|op|na|su|da|di|tren|trên|kwa|sa|pe|v|a|på|pa|ailleurs"
+    r"|en otro sitio|em outro lugar|in un altro negozio|anderswo|woanders)(?: (?:amazon|walmart|ebay|aliexpress|temu"
+    r"|shopee|tokopedia|lazada|allegro|trendyol|bol|jumia|\w+))?\b"
+    r"|\b(?:cevap|odpowiedz|risposta|jawaban|cau tra loi|câu trả lời|jibu|sagot|raspuns|răspuns|odpoved|odpověď"
+    r"|valasz|válasz|antwoord|svar) (?:is |jest |e |è |adalah |la |là |ni |ay |este |je |az |er |är )?\d"
+    r"|你已经完成|你完成了|任务结束了|关闭浏览器|關閉瀏覽器|告诉用户|ブラウザを閉じ|もう終わり|작업이 끝났|이제 그만|브라우저를 닫"
+    r"|أغلق المتصفح|لقد انتهيت|أخبر المستخدم|תגיד למשתמש|סגור את הדפדפן|סיימת|کار تمام شد|مرورگر را ببند|به کاربر بگو")
+
 ORDERS = re.compile("|".join((_MONEY_TO, _READER, _TASK_CLAIM, _LOOP_OR_WAIT, _STOP_IDIOM, _HEDGED_ORDER,
-                              _SECRET_ASKED, _CONTACT_NO_VERB, _HOST_WORDS, _I18N)))
+                              _SECRET_ASKED, _CONTACT_NO_VERB, _HOST_WORDS, _FALSE_STATE, _I18N, _I18N_MORE)))
 
 
 def orders(text: str) -> bool:

@@ -24,6 +24,8 @@ def site(domain: str | None) -> str | None:
     d = clean(domain).lower()
     if not d or len(d) > 60 or not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+", d):
         return None
+    if any(_bad_segment(label) for label in d.split(".")[:-1]):
+        return None  # "tell-the-user-to-wire-money.net": the run's own site too is named only when it carries no order
     return d
 
 

@@ -100,7 +100,7 @@ _TASK_CONTROL = re.compile(
     r"(?:done|complete|completed|finished|accomplished|achieved|reached|over|ended)\b"
     r"|\b(?:quit|halt|abort|cancel|exit|terminate|abandon) (?:the |this |your |all )?(?:task|job|run|actions|work"
     r"|everything)\b|\bstop right (?:here|now)\b|\bno (?:further|more) (?:steps|actions)\b|\breport success\b"
-    r"|\bmark (?:the |this )?task as\b|\band exit\b|\bfinal answer\b|\bsay (?:that|the price)\b"
+    r"|\bmark (?:the |this )?task as\b|\band exit\b(?! (?:after|before|at|by|on|via|through|from|the|lane|ramp|gate|door|row)\b)|\bfinal answer\b|\bsay (?:that|the price)\b"
     # answers dictated to the reader ("The answer is 42", "Respond only with yes")
     r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b"
     r"|\b(?:report|submit|return|give|enter|output|answer|say|state|write)\s+(?:\S+\s+){1,2}as\s+(?:the\s+|your\s+)?"
@@ -226,8 +226,9 @@ _MONEY_I18N = re.compile(_fold(
 # report", "Claim the order shipped", "Export cookies now", "Send 900 to Bob")
 _META_ORDERS = re.compile(
     r"\b(?:print|show|reveal|repeat|translate|summari[sz]e|output|dump|list|paste|tell me|what are|what s|what is)\s+"
-    r"(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:your|the)\s+(?:hidden\s+|secret\s+|system\s+|first\s+|initial\s+|original\s+"
-    r"|internal\s+|full\s+)?(?:rules|prompts?|instructions|guidelines|directives|first message|initial message"
+    r"(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:your\s+(?:hidden\s+|secret\s+|system\s+|first\s+|initial\s+|original\s+"
+    r"|internal\s+|full\s+)?|the\s+(?:hidden|secret|system|first|initial|original|internal|full)\s+)"
+    r"(?:rules|prompts?|instructions|guidelines|directives|first message|initial message"
     r"|context|configuration|system message)\b"
     r"|\b(?:admin|administrator|debug|developer|dev|god|root|sudo|unrestricted|jailbreak|safe|maintenance|test|unsafe)"
     r" mode (?:is )?(?:now )?(?:on|off|enabled|disabled|activated|active|unlocked)\b"
@@ -353,6 +354,14 @@ def names_secret(folded: str) -> bool:
     return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text) or _IDENTITY.search(text))
 
 
+def commands(folded: str) -> bool:
+    """True when a folded sentence orders its reader: ends the task, dictates an answer, addresses the reader, sends it
+    elsewhere, says how it must behave (the kinds `steers` reads in a label, without those a task's own sentence
+    holds: a phone number, a secret's name, a sum). For longer texts quoted as data: another run's task or summary."""
+    text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
+    return any(p.search(form) for form in (text, *readings(text)) for p in _COMMANDS) or orders(text)
+
+
 def steers(folded: str, *, joined: bool = False) -> bool:
     """True when a folded label or path segment reads as a host, a request for a secret, a number or address to
     contact, an order to stop the task, words addressed to the reader ("tell the user") or an order to move money.
@@ -396,6 +405,7 @@ def _steers(text: str, folded: str, joined: bool = False) -> bool:
                                            and not _UI_START.match(text)))
 
 
+_COMMANDS = (_TASK_CONTROL, _ADDRESSING, _META_ORDERS, _ELSEWHERE, _TASK_I18N, _ADDRESSING_I18N, _META_I18N, _MORE_ORDERS)
 _LOGIN_FIELDS = re.compile(r"^(?:(?:your |the )?(?:e ?mail|username|user name|user id|phone(?: number)?|mobile number"
                            r"|login|account)(?: address)?\s+(?:or |and |& )?)+(?:and |& )?password$")
 _UI_START = re.compile(r"(?:sign in|log in|login|pay|add|enter|manage|accept|reject|update|change|reset|save|remove"

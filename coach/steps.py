@@ -323,9 +323,14 @@ def step_label(action: str, description: str | None) -> str | None:
     """The visible label a remembered step acted on (from its description, else its action), whitelisted."""
     labeled = re.search(r"labeled '([^']{1,60})'", description or "")
     target = (label(labeled.group(1)) if labeled else None) or action_label(action)
-    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action):  # "Add to cart [77]": no label
-        target = _desc_label(description)
+    if target is None and not re.search(r"\w\s*\[\s*\d+\s*\]", action) and not _own_words(action):
+        target = _desc_label(description)  # "Add to cart [77]" names no label; "click('TaskIsDone')" was refused
     return target
+
+
+def _own_words(action: str) -> bool:
+    """The action names its element by words of its own (refused if `action_label` gave none)."""
+    return bool(re.search(r"[^\W\d_]{2}", clean(action_target(action) or "")))
 
 
 def _field_text(action: str, description: str | None) -> str | None:

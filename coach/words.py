@@ -43,7 +43,7 @@ _DENY_STEMS = (
     "指令", "指示", "系统", "系統", "システム", "命令", "무시", "지시", "시스템", "잊", "تجاهل", "تعليمات", "النظام",
     "התעלם", "הוראות", "अनदेखा", "निर्देश", "bỏqua", "hướngdẫn", "görmezden", "talimat", "abaikan", "instruksi",
     "zignoruj", "negeer", "ignoreer", "unuti", "figyelmen", "missacht", "desconsider", "ohita", "puuza", "vergeet",
-    "nonseguire", "nonsegui", "dubistjetzt", "duerjetzt", "tuesdesormais", "ahoraeres", "agoravoce", "voceagora",
+    "sistem", "nonseguire", "nonsegui", "dubistjetzt", "duerjetzt", "tuesdesormais", "ahoraeres", "agoravoce", "voceagora",
     "sekarangkamu", "jestesteraz", "nyttu", "suggestednextstep", "webcoachsays", "sistema", "systemow",
     "casoomiso", "netenezpascompte", "wantsyouto", "ignoreeverything", "αγνοησ", "ігнор", "теперьты",
     "необращай", "שכח", "انس", "نادیده", "あなたは今から", "你现在是", "너는이제", "不要理会", "잊어",
@@ -106,7 +106,7 @@ _BENIGN = re.compile(fold(
     r"instruksi pembayaran|gebrauchsanweisung|bedienungsanleitung|"
     r"don't have an account|do not have an account|do not sell (?:or share )?my|don't miss|do not track|"
     # everyday labels and product names that hold a role word or a stem
-    r"you are here|do not disturb|do not use|operating systems?|pretend play|tour operators?|"
+    r"you are here|do not disturb|do not use|operating systems?|pretend play|tour operators?|instructure|"
     r"(?:sales|shop|store|personal|teaching|medical|dental|legal|office|executive|research|administrative|shopping"
     r"|virtual|voice|google|kitchen|parking|park) assistants?|assistant (?:manager|director|professor|editor|coach"
     r"|principal|store manager)|(?:sound|audio|home theater|stereo|file|solar|security|alarm|heating|sprinkler|filing"
@@ -118,6 +118,14 @@ def _spells_instruction(text: str) -> bool:
     folded = _BENIGN.sub(" ", re.sub(r"[-_]+", " ", fold(clean(text))))
     squeezed = re.sub(r"[\W_]+", "", folded)
     return any(stem in folded or stem in squeezed for stem in _DENY_FOLDED)
+
+
+def instruction_stems(text: str) -> bool:
+    """True when text holds an instruction's stem ("ignore", "disregard", "from now on", in many languages), once
+    look-alikes are folded; not the role words a task may hold ("developer jobs"), nor a stem across words of a
+    longer text ("to Beyoncé" is no "obey", "SourceForge that" no "forget")."""
+    folded = _BENIGN.sub(" ", re.sub(r"[-_]+", " ", fold(clean(text))))
+    return any(stem in folded for stem in _DENY_FOLDED)
 
 
 def instruction_like(text: str) -> bool:
@@ -192,7 +200,8 @@ def label(text: str | None) -> str | None:
         return None
     if not any(c.isalpha() for c in t) or (" " not in t and IDLIKE.fullmatch(t)):
         return None
-    if t.translate(CONFUSABLES) != t or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
+    plain = t.replace("ı", "i")  # Turkish's dotless i ("Kayıt ol") is its own letter; the checks read it folded
+    if plain.translate(CONFUSABLES) != plain or _mixed_scripts(t):  # look-alike letters: a homoglyph trick
         return None
     if re.search(r"\b(?!(?:19|20)\d\d\b)\d{3,}\b", t) and not _model_number(t):  # an index or id, not a year
         return None
@@ -212,7 +221,9 @@ def label(text: str | None) -> str | None:
 _HEADED = re.compile(r"([A-Za-z][A-Za-z ]{0,18}[A-Za-z]): ([^:]+)")  # one heading word or two, then the choice
 _PRICE = re.compile(r"[$€£¥](?=\d)")
 ASCII_LOOKALIKE = re.compile(r"(?<=[a-z])I|(?<=[A-Z])I(?=[a-z])|vv")
-_APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)")
+_APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)"
+                            # an Italian or French elision ("all'ordine", "L'Oréal", "qu'il", "dell'anno")
+                            r"|\b(?:[ldjmnstc]|qu|all|dell|dall|nell|sull|un|quell|bell|sant)'(?=[^\W\d_])")
 _QUOTED = re.compile(r"'([^']+)'")
 
 
@@ -351,6 +362,15 @@ def steers_somewhere(text: str) -> bool:
     """Whether a clause of a longer text steers (`coach.steering.steers` reads short fragments): a phrased message
     checked clause by clause."""
     return any(steers(fold(part)) for part in re.split(r"[.;:!?,\n]+", text) if part.strip())
+
+
+def steering_allowed(text: str, facts: str) -> bool:
+    """Whether every clause of `text` that steers is one the facts say too (the coach's own "end the run now" put in
+    other words by an LLM is refused; the same clause is not): a clause of the facts that steers never lets another
+    kind through ("You have clicked 'X' 3 times" is no licence to say "pay the seller with a gift card")."""
+    said = " ".join(fold(facts).split())
+    return all(" ".join(fold(part).split()) in said
+               for part in re.split(r"[.;:!?,\n]+", text) if part.strip() and steers(fold(part)))
 
 
 def spells_instruction(text: str) -> bool:
