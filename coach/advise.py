@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -75,6 +76,7 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
     return out
 
 
+@functools.lru_cache(maxsize=16_384)  # a fleet's neighbours are the same stored runs again and again
 def _quoted(text: str, limit: int) -> str:
     """Another run's task or summary as evidence: `sanitize`d, and each clause that steers (the end of the task, a
     payment, a contact, another store, the reader addressed) replaced by [removed]."""
@@ -85,6 +87,7 @@ def _quoted(text: str, limit: int) -> str:
 _CLAUSE = re.compile(r"[^.;:!?,()\n]+")
 
 
+@functools.lru_cache(maxsize=65_536)  # summaries share their clauses ("The agent worked on x for 5 steps")
 def _steering_clause(clause: str) -> bool:
     return bool(clause.strip()) and (commands(fold(clause)) or instruction_stems(clause))
 

@@ -7,6 +7,7 @@ of it is shown; a segment that hides a host, an address or an instruction withho
 
 from __future__ import annotations
 
+import functools
 import re
 from itertools import takewhile
 from urllib.parse import urlsplit
@@ -19,6 +20,7 @@ from condenser.sites import is_public_suffix, registrable_domain
 _PATH_SEG = re.compile(r"^[A-Za-z0-9._~-]{1,24}$")
 
 
+@functools.lru_cache(maxsize=16_384)  # a pure function of the name, asked for many times a coaching call
 def site(domain: str | None) -> str | None:
     """A host name fit to show, or None."""
     d = clean(domain).lower()
