@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import re
 
+from coach.alternation import any_of
+
 # software, a shell, the operating system's keys: a web task is done inside the page
-_OFF_PAGE = re.compile(
+_OFF_PAGE = any_of(
     r"\b(?:install|uninstall|reinstall)\b"
     r"|\bdownload\w*\s+(?:\w+\s+){0,2}(?:app|apps|application|software|program|tool|helper|client|driver|drivers"
     r"|extension|plug ?in|addon|add on|installer|setup|exe|apk|dmg|msi|update|updates|agent|assistant|viewer|desk"
@@ -33,7 +35,7 @@ _OFF_PAGE = re.compile(
     r"|screen ?connect|logmein|quick ?assist|supremo)\b")
 
 # the account's defences dropped, or someone else let in
-_DEFENCES = re.compile(
+_DEFENCES = any_of(
     r"\b(?:disable|turn off|switch off|remove|deactivate|bypass|skip|pause)\s+(?:the\s+|your\s+|my\s+)?(?:2fa|mfa"
     r"|two factor|two step|2 step|2 factor|multi factor|authenticator|security|antivirus|anti virus|firewall"
     r"|protection|safe browsing|defender|login alerts?|verification)\b"
@@ -52,7 +54,7 @@ _DEFENCES = re.compile(
 # money, crypto or gift cards handed to a person, or paid through a service outside the site's checkout
 _CURRENCY = (r"(?:usd|eur|gbp|jpy|cny|inr|aud|cad|chf|rub|brl|mxn|dollars?|euros?|pounds?|bucks|btc|eth|usdt|usdc"
              r"|sol|xrp|doge|bnb|ltc|trx|bitcoin|ether|tether|crypto|coins?|tokens?)")
-_MONEY = re.compile(
+_MONEY = any_of(
     r"\b(?:send|donate|transfer|wire|tip|gift|give|pay|deposit|move|remit)\s+(?:\w+\s+){0,2}?\d[\d,.]*\s*k?\s*"
     + _CURRENCY + r"\b"
     r"|\b(?:send|donate|transfer|wire|tip|give|pay|deposit|remit)\s+(?:\w+\s+){0,2}?" + _CURRENCY
@@ -69,13 +71,13 @@ _MONEY = re.compile(
     r"|one\b|installments?|pay\b|wallet|balance|store)\b)[a-z]+(?:\s+pay)?$")
 
 # a person reached on a messenger, whatever its name: "Message bobhelp on Threema", "Add bobdesk on Line"
-_MESSENGER = re.compile(
+_MESSENGER = any_of(
     r"\b(?:message|msg|text|dm|ping|chat with|write to|talk to|contact|reach|add|call|whisper|follow)\s+"
     r"(?!us\b|our\b|the\b|to\b|your\b|all\b|item\b|items\b|it\b|this\b|them\b|more\b|new\b|cart\b|bag\b|list\b)"
     r"[a-z0-9_]+\s+(?:on|via|in|at|through)\s+(?!(?:the|this|our|your|a|sale|cart|list|page|site|app)\b)[a-z]{3,}$")
 
 # the run declared over, or its answer dictated, in other words than the task's own
-_OVER = re.compile(
+_OVER = any_of(
     r"\b(?:task|job|work|run|goal|everything|request|assignment)\s+(?:is\s+|has been\s+|was\s+)?(?:all\s+)?"
     r"(?:wrapped up|taken care of|handled|sorted|settled|closed|concluded|fulfilled|resolved|finalized|finalised)\b"
     r"|\bnothing (?:further|more|else)(?: is)? (?:required|needed|necessary|to do|left)\b"
@@ -88,7 +90,7 @@ _OVER = re.compile(
 
 # a card of another run's user, quoted as a label ("Visa ending in 4242"); a street address is left to the plan's
 # check for another task's values (a venue's public address is a label like any other)
-_PERSONAL = re.compile(
+_PERSONAL = any_of(
     r"\b(?:ending|ends)\s+(?:in|with)\s+\d{4}\b|\b(?:visa|mastercard|amex|card)\s+(?:x+|\*+)?\s*\d{4}\b")
 # a number in digit groups (a phone number): 7+ digits in 3+ groups, unless it is a date or a time
 _DIGIT_GROUPS = re.compile(r"(?<![\d.,])\d{1,4}(?:(?:[\s./-]|\s*[-–]\s*)\d{1,4}){2,}(?![\d,]|\.\d)")

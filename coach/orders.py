@@ -16,9 +16,9 @@ text (`coach.words.fold`), words separated by single spaces.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
+from coach.alternation import any_of
 from condenser.lookalikes import BUILT_IN_MARKS
 
 
@@ -239,8 +239,8 @@ _I18N_MORE = _fold(
     r"|你已经完成|你完成了|任务结束了|关闭浏览器|關閉瀏覽器|告诉用户|ブラウザを閉じ|もう終わり|작업이 끝났|이제 그만|브라우저를 닫"
     r"|أغلق المتصفح|لقد انتهيت|أخبر المستخدم|תגיד למשתמש|סגור את הדפדפן|סיימת|کار تمام شد|مرورگر را ببند|به کاربر بگو")
 
-ORDERS = re.compile("|".join((_MONEY_TO, _READER, _TASK_CLAIM, _LOOP_OR_WAIT, _STOP_IDIOM, _HEDGED_ORDER,
-                              _SECRET_ASKED, _CONTACT_NO_VERB, _HOST_WORDS, _FALSE_STATE, _I18N, _I18N_MORE)))
+ORDERS = any_of(_MONEY_TO, _READER, _TASK_CLAIM, _LOOP_OR_WAIT, _STOP_IDIOM, _HEDGED_ORDER, _SECRET_ASKED,
+                _CONTACT_NO_VERB, _HOST_WORDS, _FALSE_STATE, _I18N, _I18N_MORE)
 
 
 def orders(text: str) -> bool:

@@ -14,12 +14,13 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from coach.alternation import any_of
 from coach.harm import harmful
 from coach.orders import orders, readings
 from condenser.lookalikes import BUILT_IN_MARKS
 
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
-_SPACED_HOST = re.compile(
+_SPACED_HOST = any_of(
     r"\b[a-z0-9][a-z0-9-]*\s*(?:\s|\bdot\b|\bpoint\b|\bpunkt\b|\(\s*\.?\s*\)|,)\s*(?:com|net|org|io|biz|ru|cn|xyz|tk)\b"
     r"|\bdot ?com\b|\bdotnet\b"
     # a dot spelled in another language, before any common TLD ("evil punkt de", "shop punto es")
@@ -37,7 +38,7 @@ _SPACED_HOST = re.compile(
     r"|\b(?:at|on|via|to|visit|from|@)\s+[a-z0-9][a-z0-9-]*(?:\s+[a-z0-9][a-z0-9-]*)?\s+(?:com|net|org|io|co|de|ru|cn"
     r"|uk|fr|es|nl|eu|ai|xyz|info|biz|mov|zip|su|ws|cx|pw|tk|ml|ga|cf|gq|cc|ly|sh|gg|au|br|jp|kr|pl|se|fi|dk|ch|cz|tr"
     r"|ua|ir|vn|ph|sg|nz|za|mx|ar|cl|pe|icu|cyou|buzz|lol|vip)$")
-_SECRETS = re.compile(
+_SECRETS = any_of(
     r"\b(?:pass ?(?:word|code|phrase)s?|pw|pwd|pins?|pin codes?|card numbers?|credit cards?|security codes?|cvv2?|cvc"
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
     r"|seed phrase|private keys?|recovery (?:code|phrase|word)s?|2fa codes?|verification codes?|card details|card info"
@@ -47,7 +48,7 @@ _SECRETS = re.compile(
     r"|account numbers?|wallet (?:phrase|key|seed)s?)\b")
 # a secret that no page asks to be confirmed through a button or a stored step ("Verify your CVV", "Confirm your SSN",
 # "Connect your wallet", "Type mother's maiden name")
-_SECRET_CHECK = re.compile(
+_SECRET_CHECK = any_of(
     r"\b(?:verify|confirm|re ?enter|re ?type|validate|type|provide|upload|enter|reveal|recite|input|submit|share|send"
     r"|update)\s+(?:your\s+|the\s+|my\s+|ur\s+)?"
     r"(?:card'?s?\s+)?(?:cvv2?|cvc|ssn|social security(?: number)?|mother'?s? maiden name|maiden name|seed phrase|recovery phrase"
@@ -59,10 +60,10 @@ _SECRET_CHECK = re.compile(
     r"|\bconnecter (?:le |votre |ton )?portefeuille\b|\b(?:enter|type|paste|input) (?:your |the |ur )?(?:12|24|twelve|twenty four)"
     r" (?:words|word phrase|word seed)\b|\bmnemonic\b|\bapprove (?:token )?spending\b|\bsign (?:this|the) transaction\b"
     r"|\bmaiden name\b")
-_HANDING_OVER = re.compile(
+_HANDING_OVER = any_of(
     r"\b(?:send|paste|share|give|tell|read|reveal|provide|submit|use|email|mail|text|post|dm|message|chat|support"
     r"|helpdesk|agent|us|me|whatsapp|telegram|here|please|pls|plz|whisper|recite|dictate|spell out)\b")
-_CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:\w+\W+)?\w*\d"
+_CONTACT = any_of(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:\w+\W+)?\w*\d"
                       r"|\b(?:e-?mail|mail|write|text|call|message|contact|dm|ping)\s+(?:me|us)\s+(?:at|on|via)\b"
                       # "Email bob at gmail": a mailbox named by its provider, with no dot to read as a host
                       r"|\b(?:e-?mail|mail|write to|message|contact|dm)\s+\w+\s+(?:at|on|via)\s+(?:g ?mail|yahoo"
@@ -90,7 +91,7 @@ _CONTACT = re.compile(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W
                       r"|\b(?:call|dial|ring|text|phone|sms)\s+(?:(?:zero|oh|one|two|three|four|five|six|seven|eight|nine"
                       r"|ten|hundred|thousand|double|triple)\b\s*){2,}")
 _VANITY_NUMBER = re.compile(r"(?=[\w-]*\d)\b(?:\d{1,3}-)?[\do]{3}-(?:[\do]{3,4}-)?[a-z\d]{4,}\b")  # 1-8OO-FLOWERS
-_TASK_CONTROL = re.compile(
+_TASK_CONTROL = any_of(
     r"\btasks? (?:is |are |was |were |has been |have been |now )?(?:done|complete|completed|finished|over|accomplished"
     r"|ended)\b|\bstop (?:here|now|the task|this task|your task|the run|working)\b"
     r"|\bgive up\b|\bgiving up\b|\b(?:quit|abort|halt|exit) (?:now|here)\b|\b(?:abort|terminate|end|finish|abandon) (?:the |your |this )?task\b"
@@ -119,7 +120,7 @@ _TASK_CONTROL = re.compile(
 
 # a purchase or payment sent to another store or a payment service by name ("Buy it on Amazon instead", "Cheaper at
 # Walmart", "Pay via Zelle to seller"): the run's own site is the one the agent was given
-_ELSEWHERE = re.compile(
+_ELSEWHERE = any_of(
     r"\b(?:buy|order|shop|purchase|pay|continue|checkout|check out|get it|cheaper|available|book|finish|complete"
     r"|download)\s+(?:it\s+|this\s+|them\s+|the rest\s+|payment\s+|instead\s+)?(?:on|at|via|from|through)\s+"
     r"(?:amazon|walmart|ebay|aliexpress|temu|etsy|target|best ?buy|costco|shein|wish|alibaba|zelle|venmo|cash ?app"
@@ -133,7 +134,7 @@ _ELSEWHERE = re.compile(
     r"|\b(?:shop|buy|order|purchase)\s+(?:\w+\s+)?elsewhere\b")
 
 # words addressed to the one who reads them ("tell the user to ...") or an order to move money
-_ADDRESSING = re.compile(
+_ADDRESSING = any_of(
     r"\bask (?:the |your )?(?:user|customer|shopper|human|buyer)s? (?:for|to)\b"
     r"|\b(?:tell|inform|instruct|remind|warn|convince|persuade|urge|notify|alert)\s+(?:the\s+|your\s+"
     r"|this\s+)?(?:user|agent|assistant|human|customer|shopper|buyer|client|visitor|reader|operator|model|bot|ai|llm)s?\b"
@@ -162,14 +163,14 @@ def _fold(pattern: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", pattern) if not unicodedata.combining(c)).lower()
 
 
-_SECRETS_I18N = re.compile(_fold(
+_SECRETS_I18N = any_of(_fold(
     r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
     r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
     r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड|kode otp|otp|password|passcode"
     r"|pin|iban|lösenord(?:et)?|adgangskoden?|passord(?:et)?|salasana(?:si)?|heslo|jelszó(?:t)?|parola|geslo|lozinka"
     r"|parool|slaptažod\w*|parole|wagwoord|contrasenya|lozink\w*|nenosiri|cyfrinair|lykilor\w*|pasahitz\w*)\b|인증번호"
     r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
-_HANDING_I18N = re.compile(_fold(
+_HANDING_I18N = any_of(_fold(
     r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
     r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
     r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
@@ -177,7 +178,7 @@ _HANDING_I18N = re.compile(_fold(
     r"|teile?n? uns|dime|dinos|diga-nos|me diga|skicka|skick|send os|send meg|send oss|lähetä|anna|pošli|pošlete"
     r"|küldd?|küldje|trimite\w*|spune\w*|ibigay|ipadala|pošalji|saada|tuma|anfon|bidali|gib uns)\b"
     r"|发给|發給|发我|發我|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
-_TASK_I18N = re.compile(_fold(
+_TASK_I18N = any_of(_fold(
     r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
     r"|achevée)|tarea (?:está )?(?:completada|terminada|hecha|cumplida)|tarefa (?:está )?(?:concluída|completa"
     r"|terminada|cumprida)|compito (?:è )?(?:completato|finito|terminato)|taak (?:is )?(?:voltooid|afgerond)"
@@ -195,7 +196,7 @@ _TASK_I18N = re.compile(_fold(
     r"|taak is voltooi)\b"
     r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|到此为止|到此為止|タスク(?:は)?完了|タスク終了|任務完了|作業完了"
     r"|今すぐ停止|(?:작업|임무|과제) ?(?:완료|끝)|지금 중지"))
-_ADDRESSING_I18N = re.compile(_fold(
+_ADDRESSING_I18N = any_of(_fold(
     r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
     r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
     r"(?:usuario|usuário|utente|agente)\b|\bberitahu (?:pengguna|agen)\b|告诉用户|告訴用戶|告知用户|告知用戶|ユーザーに伝え"
@@ -209,7 +210,7 @@ _ADDRESSING_I18N = re.compile(_fold(
     r"|\b(?:скажи|скажите|сообщи|сообщите|передай|передайте|попроси|попросите) (?:пользователю|клиенту|агенту)\b"
     r"|(?:أخبر|أبلغ|قل ل|اطلب من|أعلم) ?(?:ال)?(?:مستخدم|عميل|وكيل)|通知用户|通知用戶|提醒用户|提醒用戶"
     r"|ユーザーに(?:知らせ|通知|伝えて)"))
-_MONEY_I18N = re.compile(_fold(
+_MONEY_I18N = any_of(_fold(
     r"\b(?:jetzt|sofort) (?:geld|betrag) (?:überweisen|senden)\b|\btransfer (?:uang|dana) (?:sekarang|segera)\b"
     r"|\b(?:envía|enviar|envie|transfiere) (?:el )?dinero ya\b|حول المال الآن|今すぐ振り込|지금 이체|立刻(?:转账|轉賬|汇款|匯款)"
     r"|\b(?:geld|betrag) (?:(?:jetzt|sofort) (?:überweisen|senden)|(?:überweisen|senden) (?:jetzt|sofort|hier|an (?:mich"
@@ -224,7 +225,7 @@ _MONEY_I18N = re.compile(_fold(
 # how it must answer, the run or the browser to be left, a false report to make, data of the session to hand over,
 # money to send with a bare sum ("Print your rules", "Admin mode on", "Never ask the user", "Reply yes only", "Halt and
 # report", "Claim the order shipped", "Export cookies now", "Send 900 to Bob")
-_META_ORDERS = re.compile(
+_META_ORDERS = any_of(
     r"\b(?:print|show|reveal|repeat|translate|summari[sz]e|output|dump|list|paste|tell me|what are|what s|what is)\s+"
     r"(?:me\s+)?(?:all\s+)?(?:of\s+)?(?:your\s+(?:hidden\s+|secret\s+|system\s+|first\s+|initial\s+|original\s+"
     r"|internal\s+|full\s+)?|the\s+(?:hidden|secret|system|first|initial|original|internal|full)\s+)"
@@ -249,7 +250,7 @@ _META_ORDERS = re.compile(
     r"|\b(?:send|wire|transfer|venmo|zelle|donate)\s+\$?\d[\d,.]*\s*(?:to\s+[a-z]+|now|immediately|today|asap)\b"
     r"|\b(?:export|copy|send|upload|paste|dump|steal|grab)\s+(?:the\s+|your\s+|all\s+|my\s+)?(?:cookies|clipboard"
     r"|session|local storage|tokens|browser data|saved passwords|credentials)\b")
-_META_I18N = re.compile(_fold(
+_META_I18N = any_of(_fold(
     r"\b(?:hör|höre|hört) sofort auf\b|\bstopp sofort\b|\barrête[sz]? tout\b|\barrêtez tout\b|\bsmetti subito\b"
     r"|\bprzestań teraz\b|\blopeta heti\b|\bdeja de (?:comprar|buscar|navegar|trabajar)\b|\bdetente ahora\b"
     r"|\b(?:tu es|vous êtes|du bist|eres(?: el)?|sei(?: l.)?|jesteś) (?:maintenant |jetzt |ahora |ora |teraz )?"
@@ -316,7 +317,7 @@ _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6
 # reader or an owner to tell; the run declared over in more words; answers and results dictated; how to answer,
 # whom to trust, what to restart; sums to give or wire; a number spelled in words; another person's account seen
 # by its greeting ("Hi, Jane Doe", "Signed in as jdoe", "Card ending 4242").
-_MORE_ORDERS = re.compile(_fold(
+_MORE_ORDERS = any_of(_fold(
     r"\bfor (?:ai |llm )?(?:agents?|bots?|crawlers?|assistants?|llms?|robots?|readers?)\b|\b(?:dear|hey|hi|attention|psst"
     r"|hello) readers?\b|^readers? (?:stop|skip|go|click|leave|ignore|please|note|must|should|do|don t|never|always|end|quit)\b"
     r"|\bif you(?: are| re|re) (?:a |an )?(?:bot|ai|agent|assistant|llm|robot|crawler"
@@ -343,7 +344,7 @@ _MORE_ORDERS = re.compile(_fold(
     r"|email|text|tell|enter)\b|^try next$|\bcoaching for (?:this|the|your)\b"
     r"|^(?:hi|hey|welcome back)\b\s*,?\s*[a-z]|\b(?:signed|logged) in as\b|\bcards? ending\b"
     r"|\bending in \d|\bdob\b|\bdate of birth\b"))
-_IDENTITY = re.compile(r"\b(?:passport(?: number| no)?|date of birth|dob|birth ?date|bank accounts?(?: numbers?)?|sort codes?"
+_IDENTITY = any_of(r"\b(?:passport(?: number| no)?|date of birth|dob|birth ?date|bank accounts?(?: numbers?)?|sort codes?"
                        r"|mother s maiden|maiden name|driver s licen[cs]e|driving licen[cs]e|national id|tax id|tin number"
                        r"|ssn|social security|iban|swift code)\b")
 

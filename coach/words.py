@@ -84,9 +84,15 @@ def clean(text: str | None) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+# no ASCII character is a look-alike or a letter with a built-in mark, so ASCII text folds to its lower case
+_ASCII_FOLDS_TO_LOWER = not any(code < 128 for code in (*CONFUSABLES, *BUILT_IN_MARKS))
+
+
 def fold(text: str) -> str:
     """Look-alikes folded to Latin, accents dropped (those built into a letter too: ø, ł, đ, œ), lower case: what
     a text spells."""
+    if text.isascii() and _ASCII_FOLDS_TO_LOWER:
+        return text.lower()
     text = text.translate(CONFUSABLES).translate(BUILT_IN_MARKS)
     text = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
     return text.lower()
