@@ -16,16 +16,8 @@ text (`coach.words.fold`), words separated by single spaces.
 
 from __future__ import annotations
 
-import unicodedata
-
 from coach.alternation import any_of
-from condenser.lookalikes import BUILT_IN_MARKS
-
-
-def _fold(pattern: str) -> str:
-    pattern = pattern.translate(BUILT_IN_MARKS)
-    return "".join(c for c in unicodedata.normalize("NFKD", pattern) if not unicodedata.combining(c)).lower()
-
+from coach.other_languages import fold_pattern
 
 _NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|twenty|thirty|forty|fifty|sixty|seventy|eighty"
                 r"|ninety|hundred|thousand|million|grand)")
@@ -160,7 +152,7 @@ _CONTACT_NO_VERB = (
 )
 
 # kinds of order the lists hold in English, as German, French, Spanish and Portuguese pages write them
-_I18N = _fold(
+_I18N = fold_pattern(
     r"\b(?:aufgabe|auftrag) (?:ist )?(?:fertig|erledigt|geschafft|vorbei)\b|\bende der aufgabe\b"
     r"|\b(?:tarea|tarefa|tâche|mission) (?:est |está )?(?:lista|pronta|finie|hecha|feita|acabada|terminé)\b"
     r"|\bfin de (?:la )?(?:tarea|tâche|misión)\b|\bfim da tarefa\b"
@@ -207,7 +199,7 @@ _FALSE_STATE = (
 # the orders above in the languages agents meet that the lists did not hold (a third red team of 2026-12-07):
 # Dutch, Polish, Italian, Turkish, Indonesian, Vietnamese, Swahili, Tagalog, Romanian, Czech, Hungarian, Swedish,
 # and more kinds in German, French, Spanish; Chinese, Japanese, Korean, Arabic, Hebrew, Persian on tasks in them
-_I18N_MORE = _fold(
+_I18N_MORE = fold_pattern(
     r"\b(?:betaal|zaplac|zapłać|paga|pagate|ode|öde|bayar|bayarkan|chuyen tien|chuyển tiền|tuma pesa|lipa"
     r"|magpadala ng pera|magbayad|plateste|plătește|zaplat|zaplať|fizess|fizesd|betala|pague|paie|overmaken|przelej"
     r"|przelej pieniadze|przelej pieniądze|invia soldi|gonder|gönder|kirim uang|transfer uang) "

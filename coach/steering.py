@@ -12,12 +12,12 @@ lower case), with word separators of paths already turned into spaces.
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from coach import other_languages
 from coach.alternation import any_of
 from coach.harm import harmful
 from coach.orders import orders, readings
-from condenser.lookalikes import BUILT_IN_MARKS
+from coach.other_languages import fold_pattern
 
 # A host written with spaces or spelled dots: the TLDs that are not also everyday words of labels.
 _SPACED_HOST = any_of(
@@ -155,72 +155,6 @@ _ADDRESSING = any_of(
     r"\s+(?:now|here|immediately|at once|via|using|to (?:me|us|my|this|our|the following|account|wallet))\b")
 
 
-# The same orders in the other languages agents meet most often, written here as a page writes them and folded
-# like the text they are checked against (accents and the marks of kana dropped). Scripts without spaces between
-# words (Chinese, Japanese) are matched without word bounds.
-def _fold(pattern: str) -> str:
-    pattern = pattern.translate(BUILT_IN_MARKS)
-    return "".join(c for c in unicodedata.normalize("NFKD", pattern) if not unicodedata.combining(c)).lower()
-
-
-_SECRETS_I18N = any_of(_fold(
-    r"\b(?:passwort|kennwort|mot de passe|contraseña|clave|senha|parola d.ordine|wachtwoord|hasło|heslo|пароль"
-    r"|kartennummer|numéro de carte|número de (?:tarjeta|cartão)|numero della carta|código (?:pin|de seguridad)"
-    r"|code pin|pin-code|geheimzahl|tan|şifre\w*|kata sandi|mật khẩu|كلمة المرور|पासवर्ड|kode otp|otp|password|passcode"
-    r"|pin|iban|lösenord(?:et)?|adgangskoden?|passord(?:et)?|salasana(?:si)?|heslo|jelszó(?:t)?|parola|geslo|lozinka"
-    r"|parool|slaptažod\w*|parole|wagwoord|contrasenya|lozink\w*|nenosiri|cyfrinair|lykilor\w*|pasahitz\w*)\b|인증번호"
-    r"|密码|密碼|口令|验证码|驗證碼|卡号|卡號|パスワード|暗証番号|認証コード|비밀번호|카드번호"))
-_HANDING_I18N = any_of(_fold(
-    r"\b(?:send\w*|schick\w*|gib|geben|mitteil\w*|verrat\w*|envoy\w*|envoie\w*|donne[rz]?|partage[rz]?|envía\w*"
-    r"|envia\w*|envie\w*|manda\w*|mande\w*|compart\w*|comunica\w*|invia\w*|dai|condividi|stuur|geef|wyślij"
-    r"|podaj|отправ\w*|пришл\w*|сообщ\w*|support|kundendienst|service client|soporte|suporte|assistenza"
-    r"|gönder\w*|bize|bana|yaz|kirim\w*|berikan|bagikan|gửi|cho chúng tôi|أرسل\w*|भेज\w*|dacci|dammi|nenne\w*"
-    r"|teile?n? uns|dime|dinos|diga-nos|me diga|skicka|skick|send os|send meg|send oss|lähetä|anna|pošli|pošlete"
-    r"|küldd?|küldje|trimite\w*|spune\w*|ibigay|ipadala|pošalji|saada|tuma|anfon|bidali|gib uns)\b"
-    r"|发给|發給|发我|發我|发送|發送|告诉|告訴|提供|请给|請給|给客服|給客服|送信|送って|教えて|보내|알려"))
-_TASK_I18N = any_of(_fold(
-    r"\b(?:aufgabe (?:ist )?(?:erledigt|abgeschlossen|beendet|erfüllt)|tâche (?:est )?(?:terminée|accomplie|finie"
-    r"|achevée)|tarea (?:está )?(?:completada|terminada|hecha|cumplida)|tarefa (?:está )?(?:concluída|completa"
-    r"|terminada|cumprida)|compito (?:è )?(?:completato|finito|terminato)|taak (?:is )?(?:voltooid|afgerond)"
-    r"|zadanie (?:jest )?(?:wykonane|zakończone)|задача (?:выполнена|завершена)"
-    r"|tugas (?:sudah |telah )?selesai|misi selesai|görev tamamland[ıi]|nhiệm vụ (?:đã )?hoàn thành|कार्य पूरा"
-    r"|المهمة (?:اكتملت|انتهت|مكتملة)|انتهت المهمة|توقف الآن|misión cumplida|missão cumprida|mission accomplie"
-    r"|taak (?:is )?klaar|uppgiften är (?:klar|slutförd)|zadanie ukończone|jetzt aufhören|sofort aufhören|arrête ici"
-    r"|arrêtez ici|detente ya|detente ahora|pare agora|şimdi dur|berhenti sekarang|dừng lại ngay"
-    r"|opgaven er (?:færdig|fuldført|løst)|oppgaven er (?:ferdig|fullført)|úkol je (?:hotový|splněn|dokončen)"
-    r"|úloha je (?:hotová|splnená)|tehtävä on (?:valmis|suoritettu)|sarcina (?:este )?(?:finalizată|terminată|îndeplinită)"
-    r"|tapos na ang (?:gawain|task)|a feladat (?:kész|elvégezve|teljesítve)|zadatak je (?:gotov|završen)"
-    r"|ülesanne on (?:valmis|täidetud)|uzdevums (?:ir )?(?:pabeigts|izpildīts)|užduotis (?:atlikta|baigta)"
-    r"|kazi (?:imekamilika|imekwisha|imemalizika)|tasca (?:està )?(?:completada|acabada|feta)"
-    r"|naloga (?:je )?(?:končana|opravljena)|verkefni\w* (?:er )?loki\w*|ataza (?:amaitu|osatu)\w*"
-    r"|taak is voltooi)\b"
-    r"|任务(?:已)?完成|任務(?:已)?完成|任务结束|停止任务|停止任務|到此为止|到此為止|タスク(?:は)?完了|タスク終了|任務完了|作業完了"
-    r"|今すぐ停止|(?:작업|임무|과제) ?(?:완료|끝)|지금 중지"))
-_ADDRESSING_I18N = any_of(_fold(
-    r"\b(?:sag(?:e|en|t)?|teile?n?) (?:dem |der |den )?(?:benutzer|nutzer|anwender|agenten)\b"
-    r"|\b(?:dites|dis) (?:à )?l.(?:utilisateur|agent)\b|\b(?:di|dile|dígale|diga|diz|dica) (?:al|ao|all.) ?"
-    r"(?:usuario|usuário|utente|agente)\b|\bberitahu (?:pengguna|agen)\b|告诉用户|告訴用戶|告知用户|告知用戶|ユーザーに伝え"
-    r"|사용자에게"
-    r"|\b(?:benachrichtige\w*|informiere\w*|warne\w*|bitte|frage\w*|überzeuge\w*) (?:den |die |dem )?"
-    r"(?:benutzer|nutzer|anwender|kunden|agenten)\b"
-    r"|\b(?:informa|informe|informez|informar|avisa|avise|avisez|notifica|notifique|comunica|comunique|pide|pida"
-    r"|pregunta|pergunte|pede|prévenez|préviens|avertissez|demandez|demande|chiedi|avvisa|convence|convenza)"
-    r" (?:a |à )?(?:al |a la |ao |à |a |o |l.|le |la |all.)?"
-    r"(?:usuario|usuaria|usuário|utilisateur|cliente|client|agente|agent|utente)\b"
-    r"|\b(?:скажи|скажите|сообщи|сообщите|передай|передайте|попроси|попросите) (?:пользователю|клиенту|агенту)\b"
-    r"|(?:أخبر|أبلغ|قل ل|اطلب من|أعلم) ?(?:ال)?(?:مستخدم|عميل|وكيل)|通知用户|通知用戶|提醒用户|提醒用戶"
-    r"|ユーザーに(?:知らせ|通知|伝えて)"))
-_MONEY_I18N = any_of(_fold(
-    r"\b(?:jetzt|sofort) (?:geld|betrag) (?:überweisen|senden)\b|\btransfer (?:uang|dana) (?:sekarang|segera)\b"
-    r"|\b(?:envía|enviar|envie|transfiere) (?:el )?dinero ya\b|حول المال الآن|今すぐ振り込|지금 이체|立刻(?:转账|轉賬|汇款|匯款)"
-    r"|\b(?:geld|betrag) (?:(?:jetzt|sofort) (?:überweisen|senden)|(?:überweisen|senden) (?:jetzt|sofort|hier|an (?:mich"
-    r"|uns)))\b|\bkirim(?:kan)? (?:uang|dana) (?:sekarang|segera)\b|\b(?:hemen|şimdi) para gönder\w*"
-    r"|\b(?:envoyez|envoyer|virez|transférez) (?:de l.)?argent (?:maintenant|immédiatement|ici|à (?:moi|nous))"
-    r"|\b(?:transfiere|transferir|envía|enviar|envie|transfira) (?:el |o )?(?:dinero|dinheiro) (?:ahora|agora"
-    r"|inmediatamente|imediatamente|aquí|aqui|a mí|para mim)\b|\b(?:invia|trasferisci) (?:i )?soldi (?:ora|subito|qui)\b"
-    r"|(?:立即|马上|馬上|现在|現在)(?:转账|轉賬|汇款|匯款)|(?:转账|轉賬|汇款|匯款)给我|今すぐ送金|지금 송금"))
-
-
 # orders about the reader itself rather than the page: its rules or prompt asked for, a mode or a rank claimed for it,
 # how it must answer, the run or the browser to be left, a false report to make, data of the session to hand over,
 # money to send with a bare sum ("Print your rules", "Admin mode on", "Never ask the user", "Reply yes only", "Halt and
@@ -250,17 +184,6 @@ _META_ORDERS = any_of(
     r"|\b(?:send|wire|transfer|venmo|zelle|donate)\s+\$?\d[\d,.]*\s*(?:to\s+[a-z]+|now|immediately|today|asap)\b"
     r"|\b(?:export|copy|send|upload|paste|dump|steal|grab)\s+(?:the\s+|your\s+|all\s+|my\s+)?(?:cookies|clipboard"
     r"|session|local storage|tokens|browser data|saved passwords|credentials)\b")
-_META_I18N = any_of(_fold(
-    r"\b(?:hör|höre|hört) sofort auf\b|\bstopp sofort\b|\barrête[sz]? tout\b|\barrêtez tout\b|\bsmetti subito\b"
-    r"|\bprzestań teraz\b|\blopeta heti\b|\bdeja de (?:comprar|buscar|navegar|trabajar)\b|\bdetente ahora\b"
-    r"|\b(?:tu es|vous êtes|du bist|eres(?: el)?|sei(?: l.)?|jesteś) (?:maintenant |jetzt |ahora |ora |teraz )?"
-    r"(?:l.)?(?:admin|administrat\w*|amministratore|adminem|root)\b"
-    r"|\b(?:zeig|zeige) (?:mir )?deine regeln\b|\bmontre(?:z)? (?:moi )?(?:tes|vos) règles\b"
-    r"|\bmuestra(?:me)? tus reglas\b|\bmostra(?:mi)? le tue regole\b"
-    r"|\bno (?:le )?preguntes al usuario\b|\bfrag den (?:nutzer|benutzer) nicht\b|\bne demande pas à l.utilisateur\b"
-    r"|\btransfi[eé]re \d|你是管理员|你现在是管理员|提示词|开发者模式|管理员模式|不要听|工作已经完成|任务已经完成|给我转账"
-    r"|作業は終わ|すぐにやめ|あなたは管理者|管理者モード|أنت (?:الآن )?المدير|توقف فورا"))
-
 
 
 # the same orders written as one word ("SendYourPassword", "wiremoneynow.com", "/taskcomplete"): a single token is
@@ -317,7 +240,7 @@ _ONE_WORD_NUMBER = re.compile(r"(?:call|dial|phone|ring|text|sms|whatsapp)\D{0,6
 # reader or an owner to tell; the run declared over in more words; answers and results dictated; how to answer,
 # whom to trust, what to restart; sums to give or wire; a number spelled in words; another person's account seen
 # by its greeting ("Hi, Jane Doe", "Signed in as jdoe", "Card ending 4242").
-_MORE_ORDERS = any_of(_fold(
+_MORE_ORDERS = any_of(fold_pattern(
     r"\bfor (?:ai |llm )?(?:agents?|bots?|crawlers?|assistants?|llms?|robots?|readers?)\b|\b(?:dear|hey|hi|attention|psst"
     r"|hello) readers?\b|^readers? (?:stop|skip|go|click|leave|ignore|please|note|must|should|do|don t|never|always|end|quit)\b"
     r"|\bif you(?: are| re|re) (?:a |an )?(?:bot|ai|agent|assistant|llm|robot|crawler"
@@ -352,7 +275,7 @@ _IDENTITY = any_of(r"\b(?:passport(?: number| no)?|date of birth|dob|birth ?date
 def names_secret(folded: str) -> bool:
     """True when a folded text names a secret (a password, a PIN, a seed phrase), in any of the languages above."""
     text = " ".join(re.sub(r"[^\w()]+", " ", folded).split())
-    return bool(_SECRETS.search(text) or _SECRETS_I18N.search(text) or _IDENTITY.search(text))
+    return bool(_SECRETS.search(text) or other_languages.SECRETS.search(text) or _IDENTITY.search(text))
 
 
 def commands(folded: str) -> bool:
@@ -393,12 +316,12 @@ def _steers(text: str, folded: str, joined: bool = False) -> bool:
         return True
     if _VANITY_NUMBER.search(folded) or harmful(text, folded):
         return True
-    if _TASK_I18N.search(text) or _ADDRESSING_I18N.search(text) or _MONEY_I18N.search(text):
+    if any(p.search(text) for p in (other_languages.TASK_DONE, other_languages.ADDRESSING, other_languages.MONEY)):
         return True
-    if _META_ORDERS.search(text) or _META_I18N.search(text):
+    if _META_ORDERS.search(text) or other_languages.META.search(text):
         return True
-    if (_SECRETS_I18N.search(text) or _SECRETS.search(text)) and (_HANDING_I18N.search(text) or _HANDING_OVER.search(text)
-                                                                     and _SECRETS_I18N.search(text)):
+    if (other_languages.SECRETS.search(text) or _SECRETS.search(text)) and (
+            other_languages.HANDING.search(text) or _HANDING_OVER.search(text) and other_languages.SECRETS.search(text)):
         return True
     # a secret's name with a handing word, or in a sentence that is no control's label ("Pay with credit card",
     # "Sign in with password" are; "Your card number goes in the chat" is not)
@@ -406,7 +329,8 @@ def _steers(text: str, folded: str, joined: bool = False) -> bool:
                                            and not _UI_START.match(text)))
 
 
-_COMMANDS = (_TASK_CONTROL, _ADDRESSING, _META_ORDERS, _ELSEWHERE, _TASK_I18N, _ADDRESSING_I18N, _META_I18N, _MORE_ORDERS)
+_COMMANDS = (_TASK_CONTROL, _ADDRESSING, _META_ORDERS, _ELSEWHERE, other_languages.TASK_DONE, other_languages.ADDRESSING,
+             other_languages.META, _MORE_ORDERS)
 _LOGIN_FIELDS = re.compile(r"^(?:(?:your |the )?(?:e ?mail|username|user name|user id|phone(?: number)?|mobile number"
                            r"|login|account)(?: address)?\s+(?:or |and |& )?)+(?:and |& )?password$")
 _UI_START = re.compile(r"(?:sign in|log in|login|pay|add|enter|manage|accept|reject|update|change|reset|save|remove"
