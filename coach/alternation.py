@@ -42,12 +42,24 @@ def branches(pattern: str) -> list[str]:
     return out
 
 
+_UNSPLITTABLE = re.compile(r"\(\?#|\(\?[a-zA-Z-]*x")  # a comment, or verbose mode, may hide a bar or a bracket
+
+
 def any_of(*parts: str) -> re.Pattern[str]:
     """One compiled pattern for the alternation of `parts`, for tests only: the branches that open at a word
-    boundary gathered under one boundary, the others after them."""
+    boundary gathered under one boundary, the others after them. Refuses (ValueError) what moving branches would
+    change: capturing groups (their numbers), global flags, comments and verbose mode, a part that is no whole
+    expression."""
+    plain = re.compile("|".join(parts))
+    if plain.groups or plain.flags & ~re.UNICODE or any(_UNSPLITTABLE.search(part) for part in parts):
+        raise ValueError("any_of takes patterns without capturing groups, global flags, comments or verbose mode")
     bounded, others = [], []
     for part in parts:
         for branch in branches(part):
+            try:
+                re.compile(branch)
+            except re.error as exc:
+                raise ValueError(f"any_of: {branch!r} is not a whole expression ({exc})") from None
             if branch.startswith(_BOUNDARY):
                 bounded.append(branch[2:])
             else:

@@ -62,3 +62,16 @@ def test_generated_texts_get_the_same_answer(words: list[str], sep: str) -> None
     text = sep.join(words)
     _agree(ORDER_PARTS, [text, text.upper(), f"x{text}", f"{text}x"])
     _agree(EDGE_PARTS, [text, "|stop", "go|home", "]x", "ace", "bde", "halt", "xx", "y", "z", "stop now", "aquit"])
+
+
+@pytest.mark.parametrize("parts", [
+    (r"(a)\1", r"\bb(c)"),  # group numbers would change
+    (r"(a)?(?(1)b|c)", r"\bz"),
+    (r"(?i)a", r"\bb"),  # a global flag
+    (r"\bfoo(?#[)", "bar"),  # a comment hiding a bracket
+    ("\\bfoo(?x: a # ) \n)", "bar"),  # verbose mode
+    ("(?:a", r"\bb|c)d"),  # pieces of one expression
+])
+def test_what_moving_branches_would_change_is_refused(parts: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError):
+        any_of(*parts)
