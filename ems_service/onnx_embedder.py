@@ -291,6 +291,7 @@ class OnnxEmbedder:
         # `lanes` runs at once; one one-thread session for each (the graph held once more for each).
         self._spare = [_session(ort, path, 1) for _ in range(self.lanes if self.lanes > 1 else 0)]
         self._running = 0
+        self.parallel_bulk = True  # a lone call's micro-batches on the one-thread sessions at once (_lend_spares)
         self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         self._tokenizer.enable_truncation(max_length=256)
         self._tokenizer.no_padding()
@@ -331,29 +332,76 @@ class OnnxEmbedder:
         with self._runs:
             with self._lock:
                 self.calls += 1
-                session = lead if lead is not None and (self._running == 0 or not self._spare) else self._spare.pop()
+                # (the spares may all be lent to a lone call's parallel micro-batches: then the lead's session)
+                spare = bool(self._spare) and (lead is None or self._running > 0)
+                session = self._spare.pop() if spare else lead if lead is not None else self._session
                 self._running += 1
             try:
                 return self._embed(session, encodings, lengths)
             finally:
                 with self._lock:
                     self._running -= 1
-                    if session is not lead:
+                    if spare:
                         self._spare.append(session)
 
     def _embed(self, session: Any, encodings: list, lengths: list[int]) -> np.ndarray:
         order = np.argsort(lengths, kind="stable")  # similar lengths share a micro-batch: little padding
         out = np.zeros((len(encodings), self.dimension), dtype=np.float32)
-        group: list[int] = []
+        groups: list[list[int]] = [[]]
         for i in order:
             # a micro-batch holds at most `batch_size` texts and TOKEN_BUDGET padded tokens
+            group = groups[-1]
             if group and (len(group) >= self.batch_size or (len(group) + 1) * lengths[i] > TOKEN_BUDGET):
-                out[group] = self._run(session, [encodings[j] for j in group])
-                group = []
+                groups.append(group := [])
             group.append(int(i))
-        if group:
-            out[group] = self._run(session, [encodings[j] for j in group])
+        spares = self._lend_spares(session) if self.parallel_bulk and len(groups) > 1 else []
+        if not spares:
+            for group in groups:
+                out[group] = self._run(session, [encodings[j] for j in group])
+            return out
+        try:
+            self._run_parallel(spares, groups, encodings, out)
+        finally:
+            with self._lock:
+                self._spare.extend(spares)
         return out
+
+    def _lend_spares(self, session: Any) -> list[Any]:
+        """The one-thread sessions, for a call that runs alone on the lead's session with several micro-batches:
+        each core then runs one micro-batch at a time on a session of its own, no threads to synchronize
+        (`python -m benchmarks.embedder_bulk`). None when another call runs."""
+        with self._lock:
+            if session is not self._session or self._running != 1 or len(self._spare) < 2:
+                return []
+            spares, self._spare = self._spare, []
+            return spares
+
+    def _run_parallel(self, sessions: list[Any], groups: list[list[int]], encodings: list, out: np.ndarray) -> None:
+        """The micro-batches `groups` run on `sessions` at once (ONNX Runtime releases the GIL), each session taking
+        the next micro-batch when it is done; the first error is raised once all have stopped."""
+        pending = iter(groups)
+        take = threading.Lock()
+        errors: list[Exception] = []
+
+        def work(session: Any) -> None:
+            while not errors:
+                with take:
+                    group = next(pending, None)
+                if group is None:
+                    return
+                try:
+                    out[group] = self._run(session, [encodings[j] for j in group])
+                except Exception as exc:  # noqa: BLE001 - re-raised in the calling thread below
+                    errors.append(exc)
+
+        helpers = [threading.Thread(target=work, args=(s,), name="embedder-lane", daemon=True) for s in sessions[1:]]
+        for helper in helpers:
+            helper.start()
+        work(sessions[0])
+        for helper in helpers:
+            helper.join()
+        if errors:
+            raise errors[0]
 
 
 def _session(ort: Any, path: Path, threads: int, *, spin: bool = True) -> Any:

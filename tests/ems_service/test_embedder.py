@@ -383,3 +383,54 @@ def test_vnni_is_read_from_the_cpu_flags(tmp_path):
     info.write_text("flags\t\t: avx2 avx_vnni\n")
     assert has_vnni(info)
     assert not has_vnni(tmp_path / "missing")
+
+
+def test_a_lone_call_runs_its_micro_batches_on_the_spares_at_once_with_the_same_vectors():
+    """A call alone with several micro-batches (an ingest's) runs them on the one-thread spares at once; a call that
+    arrives meanwhile takes the two-thread session; an error in a micro-batch reaches the caller; afterwards the
+    spares are back and nothing is counted as running."""
+    from ems_service.onnx_embedder import SEL8, OnnxEmbedder, default_path, sibling
+    from tests.conftest import dev_records
+
+    graph = sibling(default_path(), SEL8)
+    texts = [r["task"] for r in dev_records("online_mind2web_abp.jsonl", 96)]
+    two = OnnxEmbedder(graph, lanes=2)
+    spares = {id(s) for s in two._spare}
+    used: list[tuple[int, str]] = []
+    real_run = two._run
+    meanwhile: dict[str, np.ndarray] = {}
+
+    def run(session, encodings):
+        used.append((id(session), threading.current_thread().name))
+        if not meanwhile and len(used) == 1:  # another request arrives while the spares are lent
+            other = threading.Thread(target=lambda: meanwhile.update(one=two.embed([texts[0]]),
+                                                                     merged=two.embed_merged(texts[:2])))
+            other.start()
+            other.join(timeout=60)
+        return real_run(session, encodings)
+
+    two._run = run  # type: ignore[method-assign]
+    parallel = two.embed(texts)
+    lone = [u for u in used if u[0] in spares]
+    assert {s for s, _ in lone} == spares and len({name for _, name in lone}) == 2  # both spares, two threads
+    assert meanwhile["one"].shape == (1, 384) and meanwhile["merged"].shape == (2, 384)
+    assert any(s == id(two._session) for s, _ in used)  # the call that came meanwhile ran on the lead's session
+    assert two._running == 0 and {id(s) for s in two._spare} == spares
+
+    used.clear()
+    two.parallel_bulk = False
+    serial = two.embed(texts)
+    assert {s for s, _ in used} == {id(two._session)}
+    assert np.allclose(parallel, serial, atol=1e-4)  # the same micro-batches, on sessions of other thread counts
+
+    two.parallel_bulk = True
+
+    def failing(session, encodings):
+        if len(encodings) < 32:  # the last, shorter micro-batch
+            raise RuntimeError("the graph failed")
+        return real_run(session, encodings)
+
+    two._run = failing  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="the graph failed"):
+        two.embed(texts[:70])
+    assert two._running == 0 and {id(s) for s in two._spare} == spares
