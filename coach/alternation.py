@@ -4,9 +4,9 @@ The deny patterns of `coach.steering` and `coach.orders` are alternations of a h
 which open at a word boundary (`\\bventa ...|\\bzelle ...|...`). The engine tries every branch at every position
 of the text, so it tests that boundary once per branch per position. `any_of` gathers those branches under one
 boundary (`\\b(?:venta ...|zelle ...)`): inside a word the one test fails and the position is done. The match
-found is the same text's match or none, so a pattern used as a test (`search(...) is not None`) answers alike;
-measured on the evidence clauses of the dev runs, the order patterns ran 3x faster (`tests/coach/test_alternation.py`
-checks the answers on the dev runs' labels and clauses and on the attack catalogue).
+found is the same text's match or none, so a pattern used as a test (`search(...) is not None`) answers alike
+(`tests/coach/test_alternation.py` compares the two forms on the order patterns and on generated texts); what it
+saves a coaching call: `python -m benchmarks.guidance`.
 """
 
 from __future__ import annotations
