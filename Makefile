@@ -23,9 +23,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --no-deps webarena-verified==1.2.3  # its task list only (it pins an older pydantic)
 	touch $(STAMP)
 
-# the ONNX graphs, exported after the install and again whenever ems_service/onnx_embedder.py changed (any edit:
-# make cannot tell the export's code from the rest), so that an environment installed before gets the new graphs
-$(GRAPH): ems_service/onnx_embedder.py $(STAMP)
+# the ONNX graphs, exported after the install and again whenever the export's code or the graphs' names changed
+# (ems_service/onnx_embedder/export.py, graphs.py), so that an environment installed before gets the new graphs; an
+# edit of the runtime alone re-exports nothing
+$(GRAPH): ems_service/onnx_embedder/export.py ems_service/onnx_embedder/graphs.py $(STAMP)
 	HF_HUB_OFFLINE=1 $(BIN)/webcoach embedder export
 
 install: $(STAMP) $(GRAPH)

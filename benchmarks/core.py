@@ -36,7 +36,7 @@ def ingest_rate(embedder: Embedder, file: str, *, batch: int = 64, runs: int = 3
 
 
 STAGES = {  # (file suffix, function) -> stage: cumulative seconds under cProfile
-    ("ems_service/onnx_embedder.py", "embed"): "embed",
+    ("ems_service/onnx_embedder/runtime.py", "embed"): "embed",
     ("ems_service/embeddings.py", "embed"): "embed",  # the torch backend
     ("condenser/condense.py", "condense"): "condense",
     ("condenser/redact.py", "redact_trajectory"): "condense: redaction",

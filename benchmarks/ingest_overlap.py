@@ -24,7 +24,8 @@ from benchmarks.common import DATA
 from condenser import condense
 from ems_service import Settings
 from ems_service.dataset import read_jsonl
-from ems_service.onnx_embedder import OnnxEmbedder, _session
+from ems_service.onnx_embedder import OnnxEmbedder
+from ems_service.onnx_embedder.runtime import _session
 from ems_service.runtime import build_embedder
 
 CHUNK = 64

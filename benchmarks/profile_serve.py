@@ -34,7 +34,7 @@ from ems_service.runtime import build_embedder
 
 # (fragment of a frame's file, stage): the project's stages, matched on the deepest frame
 STAGES = (
-    ("ems_service/onnx_embedder.py", "embedder: model and tokenizer"),
+    ("ems_service/onnx_embedder/", "embedder: model and tokenizer"),
     ("ems_service/embeddings.py", "embedder: model and tokenizer"),
     ("onnxruntime", "embedder: model and tokenizer"),
     ("tokenizers", "embedder: model and tokenizer"),

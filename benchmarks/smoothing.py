@@ -3,7 +3,7 @@ side by side.
 
 Run: `python -m benchmarks.smoothing [--trials "0.75:1,3,5;0.75:0"]` (`benchmarks/results/smoothing.json`). Each
 trial `strength:layers` exports, from the installed fp32 graph, the selective graph with the down-projections of
-those layers smoothed at that strength and in int8 (`onnx_embedder._quantize`), then measures its minimum and mean
+those layers smoothed at that strength and in int8 (`onnx_embedder.export._quantize`), then measures its minimum and mean
 cosine with the torch model over the agreement texts (what export calibrates on and records) and over the dev texts
 (not calibrated on), and its single-text p50 over 200 dev texts (one text a call, after a warm-up pass). The
 default trials: none smoothed (the graph before), each layer alone, all six, and layers 1, 3, 5 at three strengths.
@@ -25,7 +25,8 @@ import onnx
 
 from benchmarks.embedder import _sample, texts
 from ems_service.embeddings import default_model_path
-from ems_service.onnx_embedder import OnnxEmbedder, _quantize, _reference, agreement_texts, default_path
+from ems_service.onnx_embedder import OnnxEmbedder, agreement_texts, default_path
+from ems_service.onnx_embedder.export import _quantize, _reference
 
 DEFAULT_TRIALS = ("0.75:", *(f"0.75:{layer}" for layer in range(6)), "0.75:0,1,2,3,4,5", "0.6:1,3,5", "0.75:1,3,5",
                   "0.85:1,3,5")

@@ -233,12 +233,23 @@ _SEARCHED_OUT = ("ran out of steps: when a search does not find it, change the w
                  "filters, categories or menu instead of searching again")
 
 
-_SEARCH_PAGE = re.compile(r"/search\b|[?&](?:q|query|keywords?|search_query|k|s)=", re.I)
+_SEARCH_PAGE = re.compile(r"/search\b|[?&](?:q|query|keywords?|search_query|k|s|search|search_?terms?|term)=", re.I)
 
 
-def _on_search_page(run: PartialRun) -> bool:
-    """The run stands on a results page of the site's search: "use the site's search" would say what it did."""
-    return bool(run.steps and run.steps[-1].url and _SEARCH_PAGE.search(run.steps[-1].url))
+_SEARCH_FIELD = re.compile(r"(?:\b|_)search", re.I)  # "TYPE: kayaks [searchbox] Search", "fill_search[35,x]"
+_WEB_SEARCH = re.compile(r"\s*(?:google|bing|web)_?search\b", re.I)  # a search engine's, not the site's
+
+
+def _searched(run: PartialRun) -> bool:
+    """The run used the site's own search already (typed into its search box, or reached a results page of the
+    site): "use the site's search" would tell it what it did."""
+    for s in run.steps:
+        if s.url and _SEARCH_PAGE.search(s.url) and (not run.domain or same_site(s.url, run.domain)):
+            return True
+        verb = action_verb(s.action)
+        if verb in {"search", "type"} and _SEARCH_FIELD.search(s.action) and not _WEB_SEARCH.match(s.action):
+            return True
+    return False
 
 
 def same_task(run: PartialRun, other_task: str) -> bool:
@@ -289,7 +300,7 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
                 where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
                 words = _CATEGORY_WORDS[category]
                 if category == "step_limit" and (stuck and stuck.startswith(("search", "type", "fill"))
-                                                 or _on_search_page(run)):
+                                                 or _searched(run)):
                     words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
                 return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
     return None

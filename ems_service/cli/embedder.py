@@ -23,7 +23,8 @@ def embedder_export(
     """Export MiniLM to ONNX once (no network): the fp32 graph and the selective int8 graph, each with its measured
     agreement with the torch model (the service uses a graph only at min cosine >= 0.99)."""
     from ems_service.embeddings import default_model_path
-    from ems_service.onnx_embedder import default_path, export
+    from ems_service.onnx_embedder import default_path
+    from ems_service.onnx_embedder.export import export
 
     load_settings()
     texts = []

@@ -19,10 +19,10 @@ FORBIDDEN = {
     "webcoach": (HEAVY - {"httpx"}) | {"ems_service", "migrations", "numpy"},
 }
 # One home per heavy library inside ems_service: a module, or a package (ending in "/").
-HOMES = {"faiss": {"index/faiss/"}, "pgvector": {"index/pgvector.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder.py"},
+HOMES = {"faiss": {"index/faiss/"}, "pgvector": {"index/pgvector.py"}, "sentence_transformers": {"embeddings.py", "onnx_embedder/"},
          "httpx": {"llm.py", "embedded.py"},
-         "transformers": {"llm.py", "onnx_embedder.py"}, "torch": {"llm.py", "onnx_embedder.py"},
-         "onnxruntime": {"onnx_embedder.py"}, "mcp": {"mcp_server.py"}, "httpx2": {"mcp_server.py"},
+         "transformers": {"llm.py", "onnx_embedder/"}, "torch": {"llm.py", "onnx_embedder/"},
+         "onnxruntime": {"onnx_embedder/"}, "mcp": {"mcp_server.py"}, "httpx2": {"mcp_server.py"},
          "opentelemetry": {"tracing.py"}}
 
 

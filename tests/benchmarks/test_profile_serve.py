@@ -9,7 +9,7 @@ from benchmarks import profile_serve
 _RAW = "\n".join([
     # the model under the batcher under the coach route: the embedder, not the route
     "process 1;thread (0x1);run (uvicorn/server.py:10);coach (ems_service/routes/coaching.py:40);"
-    "embed (ems_service/batcher.py:80);_run (ems_service/onnx_embedder.py:330);run (onnxruntime/session.py:200) 30",
+    "embed (ems_service/batcher.py:80);_run (ems_service/onnx_embedder/runtime.py:130);run (onnxruntime/session.py:200) 30",
     # pydantic inside redaction counts as redaction (a project stage beats a framework)
     "process 1;thread (0x2);ingest (ems_service/ingest.py:80);redact_texts (condenser/redact.py:110);"
     "model_copy (pydantic/main.py:300) 10",

@@ -354,6 +354,24 @@ def test_a_run_on_the_search_page_is_not_told_to_use_the_search():
     assert "use the site's search" in said[1]
 
 
+@pytest.mark.parametrize(("steps", "searched"), [
+    (["TYPE: Luigi's [searchbox] Search", "CLICK [link] Luigi's"], True),  # the site's box, then a result
+    (["fill_search[35,Luigi's]", "click[77]"], True),
+    (["click[3]", "click[9]"], True),  # no box typed in, but a results page of the site on the way
+    (["google_search[Luigi's opentable]", "click[12]"], False),  # a search engine's search is not the site's
+    (["Type \"2\" [combobox] Party size", "click[12]"], False),
+])
+def test_a_run_that_used_the_site_s_search_is_not_told_to_use_it(steps, searched):
+    """Once the run used the site's search anywhere (not only on the page it stands on now), how another run ran
+    out of steps is said as "change the words, then filters or menus", not "use the site's search"."""
+    ran_out = Neighbour(**{**neighbour(2, 0.9, False, ["click[3]", "click[4]"]).__dict__,
+                           "failure_categories": ["step_limit"], "verified": False})
+    urls = {0: "https://www.opentable.com/s?term=luigis" if steps[0] == "click[3]" else "https://www.opentable.com/",
+            1: "https://www.opentable.com/r/luigis"}
+    said = failure_point(run(steps, urls=urls), [ran_out], min_similarity=0.5).words
+    assert ("change the words once" in said) == searched and ("use the site's search" in said) != searched, said
+
+
 def test_a_plan_dropped_at_a_dead_end_leaves_no_empty_interruption():
     """On a blank tab another run's next steps do not apply; with nothing else to say, the coach stays silent."""
     actions = ["Navigate to https://www.opentable.com/", "Type \"Luigi's\"", "Press ENTER", "go_back", "go_back"]
