@@ -24,7 +24,7 @@ from coach.risk import DEFAULT_WEIGHTS, SIGNS, RiskModel
 from coach.runstate import run_signals
 from coach.safety import EVIDENCE_CLOSE, EVIDENCE_OPEN, sanitize
 from coach.steps import step_words
-from coach.words import carries_ids, error_class, label, shows_internals
+from coach.words import carries_ids, error_class, label, orders_reader, shows_internals
 
 if TYPE_CHECKING:
     from coach.fitting import fit, log_loss
@@ -44,6 +44,7 @@ __all__ = [
     "error_class",
     "failure_point",
     "label",
+    "orders_reader",
     "lesson_words",
     "run_signals",
     "shows_internals",

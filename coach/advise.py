@@ -20,6 +20,7 @@ from coach.risk import RiskModel, describe_reasons
 from coach.runstate import run_signals
 from coach.safety import sanitize
 from coach.steering import commands
+from coach.steps import typed_value
 from coach.walls import dead_end
 from coach.words import (
     carries_ids,
@@ -27,6 +28,7 @@ from coach.words import (
     fold,
     instruction_stems,
     odd_letters,
+    orders_reader,
     role_marker,
     scripts_of,
     shows_internals,
@@ -34,6 +36,7 @@ from coach.words import (
     steering_allowed,
     steers_somewhere,
 )
+from condenser import action_verb
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +73,8 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
             continue
         seen.add(key)
         out.append(Evidence(episode_id=n.id, similarity=round(n.similarity, 4), success=n.success,
-                            domain=site(n.domain), task=_quoted(n.task, 200), summary=_quoted(n.summary, 400)))
+                            domain=site(n.domain), task=_quoted(n.task, 200),
+                            summary=_quoted(typed_values_masked(n.summary), 400)))
         if len(out) >= limit:
             break
     return out
@@ -85,6 +89,31 @@ def _quoted(text: str, limit: int) -> str:
 
 
 _CLAUSE = re.compile(r"[^.;:!?,()\n]+")
+# the actions sentence of a stored summary (condenser.summary.summarize): "Key actions: a; b; c. The run ..."
+_KEY_ACTIONS = re.compile(r"(?<=Key actions: )(?P<actions>.*?)(?=\. The run (?:succeeded|failed|ended)\b)", re.S)
+_TYPED_VALUE = "[typed value]"
+
+
+@functools.lru_cache(maxsize=16_384)
+def typed_values_masked(summary: str) -> str:
+    """A stored summary with the values its key actions typed replaced by "[typed value]": another run's typed
+    name, user name, date or number (what redaction cannot tell from an ordinary word) never reaches an agent; the
+    field it went into is kept ("TYPE: [typed value] [textbox] Sender Name"). A typing action whose value cannot be
+    told apart (shortened, or in an unknown form) keeps its verb only."""
+    def mask(m: re.Match[str]) -> str:
+        return "; ".join(_masked_action(a) for a in m.group("actions").split("; "))
+
+    return _KEY_ACTIONS.sub(mask, summary, count=1)
+
+
+def _masked_action(action: str) -> str:
+    if action_verb(action) not in {"type", "search", "select"}:
+        return action
+    value = typed_value(action)
+    if value and value in action:
+        return action.replace(value, _TYPED_VALUE)
+    verb = re.match(r"\s*[A-Za-z_]+", action)
+    return f"{verb.group(0).strip()} {_TYPED_VALUE}" if verb else _TYPED_VALUE
 
 
 @functools.lru_cache(maxsize=65_536)  # summaries share their clauses ("The agent worked on x for 5 steps")
@@ -267,7 +296,8 @@ def _usable_lesson(lessons: list[str], run: PartialRun) -> str | None:
     hand-added lesson waits for a verifier), and its words still pass the agent rules."""
     for text in lessons[:3]:
         t = clean(text)[:240]
-        if t and sanitize(t, 240) == t and check_agent_words(t, run=run, allowed=t) is None and not steers_somewhere(t):
+        if (t and sanitize(t, 240) == t and check_agent_words(t, run=run, allowed=t) is None and not orders_reader(t)
+                and not steers_somewhere(t)):
             return t if t.endswith((".", "!", "?")) else t + "."
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 from itertools import takewhile
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from coach.steering import advises, steers
 from coach.words import ASCII_LOOKALIKE, IDLIKE, clean, fold, instruction_like, spells_instruction
@@ -103,6 +103,14 @@ def off_site(url: str | None, domain: str | None) -> str | None:
     return name if name and not any(_bad_segment(x) for x in name.split(".")[:-1]) else None
 
 
+def _bad_path(path: str) -> bool:
+    """A path with a segment that hides a host, an address or an instruction, or an order split over segments
+    (/task/complete, /stop/now)."""
+    if any(_bad_segment(seg) for seg in path.split("/") if seg):
+        return True
+    return len(path) <= 96 and (steers(words := fold(" ".join(re.split(r"[/_\-.~+%]+", path)))) or advises(words))
+
+
 def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     """The path of `url` when it is on the run's own site, shortened: `/event/9`, `/checkout`; else None."""
     u = clean(url)
@@ -115,10 +123,8 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     if "//" in path.strip("/"):
         return None
     segments = [s for s in path.split("/") if s]
-    if any(_bad_segment(seg) for seg in segments):
+    if _bad_path(path) or "%" in path and _bad_path(unquote(path)):  # "/%73top%2Dnow" read as the agent reads it
         return None
-    if len(path) <= 96 and (steers(words := fold(" ".join(re.split(r"[/_\-.~+%]+", path)))) or advises(words)):
-        return None  # an order split over segments: /task/complete, /stop/now
     if not segments:
         return _other_host(u, domain) or "the home page"
     shown = list(takewhile(_PATH_SEG.match, segments[:min(depth, 3)]))  # the path's own beginning, never pieces

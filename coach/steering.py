@@ -200,6 +200,7 @@ _ONE_WORD = ("stopthetask", "sendmepassword", "sendmeyour", "sendusyour", "givem
 _SPLIT_STEMS = ("taskcomplete", "taskdone", "taskfinished", "stophere", "stopnow", "youaredone", "youredone",
                 "missionaccomplished", "endtherun", "endthetask", "stopthetask", "telltheuser", "telltheagent")
 _LEET = str.maketrans("013457@$", "oieastas")
+_SPELLED_OUT = re.compile(r"\b(\w) (?=\w\b)")  # one letter, a space, then another letter alone
 _MIXED = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")  # a word of letters and digits
 
 
@@ -299,6 +300,9 @@ def steers(folded: str, *, joined: bool = False) -> bool:
         return True
     squeezed = text.replace(" ", "").replace("_", "")
     if len(text.split()) <= 4 and any(stem in squeezed for stem in _SPLIT_STEMS):
+        return True
+    letters = _SPELLED_OUT.sub(r"\1", text)  # "S.t.o.p h.e.r.e": letters apart read as the word they spell
+    if letters != text and (any(stem in letters.replace(" ", "") for stem in _SPLIT_STEMS) or _steers(letters, letters)):
         return True
     bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)"
     if bare != text and _steers(bare, folded, joined):

@@ -19,9 +19,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-from coach.steering import advises, names_secret, steers, unleet
+from coach.steering import advises, commands, names_secret, steers, unleet
 from condenser import action_target, action_verb
 from condenser.lookalikes import BUILT_IN_MARKS, CONFUSABLES
 
@@ -176,6 +176,8 @@ def label(text: str | None) -> str | None:
     that spells an instruction or a role once look-alikes are folded and splits are undone.
     """
     t = clean(text).strip(" .,;'\"")
+    if "%" in t and (decoded := unquote(t)) != t:  # "%53top%20here": read as the agent reads it
+        return t if label(decoded) else None
     t = re.sub(r"(?<=s)'(?=\s|$)", "", t)  # "Kids' Clothing": a plural's apostrophe would close the coach's quote
     if not t or len(t) > MAX_LABEL_CHARS or len(t.split()) > MAX_LABEL_WORDS:
         return None
@@ -371,6 +373,15 @@ def steers_somewhere(text: str) -> bool:
     """Whether a clause of a longer text steers (`coach.steering.steers` reads short fragments): a phrased message
     checked clause by clause."""
     return any(steers(fold(part)) for part in re.split(r"[.;:!?,\n]+", text) if part.strip())
+
+
+def orders_reader(text: str) -> bool:
+    """Whether a clause of advice written for agents (a lesson, a site's facts) orders its reader in a kind
+    `coach.steering.commands` reads: ends the task, dictates an answer, moves money, sends it elsewhere, addresses it.
+    A clause opening with a sequence word is read without it: "then type the text" is a recovery's step, not the
+    coach's plan forged."""
+    return any(commands(fold(re.sub(r"^\s*(?:and\s+)?then\s+", "", part)))
+               for part in re.split(r"[.;:!?,()\n]+", text) if part.strip())
 
 
 def steering_allowed(text: str, facts: str) -> bool:

@@ -11,7 +11,7 @@ from condenser import classify_intent, domain_of, url_pattern
 from condenser.redact import redact_text
 from condenser.sites import registrable_domain
 from ems_service.errors import BadRequest, Conflict, ValidationFailed
-from ems_service.lessons import instruction_markup
+from ems_service.lessons import instruction_markup, orders_agents
 from ems_service.limits import Limits
 from ems_service.repositories import EpisodeRepository, FactRepository, Facts, aware, utcnow
 
@@ -148,11 +148,11 @@ class ExperienceService:
         dropped = 0
         for key in FACT_KEYS:
             if key in fact_data:
-                kept = [v for v in fact_data[key] if not offsite_targets(v, site)]
+                kept = [v for v in fact_data[key] if not offsite_targets(v, site) and not orders_agents(v)]
                 dropped += len(fact_data[key]) - len(kept)
                 fact_data[key] = kept
         if dropped:
-            warnings.append(f"{dropped} fact(s) pointing away from {site} were left out")
+            warnings.append(f"{dropped} fact(s) pointing away from {site} or ordering the agent were left out")
         return {
             "tier": tier, "confidence": confidence, "domain": domain, "intent": wanted or "any",
             "url_pattern": matched or domain, "steps": steps,
@@ -176,6 +176,10 @@ class ExperienceService:
                 if instruction_markup(value):
                     raise ValidationFailed(f"{key}.{i}: role markup or instruction phrases are not allowed in facts "
                                            "(they are served to agents)")
+                if orders_agents(value):
+                    raise ValidationFailed(f"{key}.{i}: orders to the agent (to stop, to give an answer, to pay or go "
+                                           "elsewhere, what other agents always do) are not allowed in facts (they "
+                                           "are served to agents)")
 
         def merged(current: Facts | None) -> tuple[dict[str, list[str]], bool]:
             if current is not None and current.verified:

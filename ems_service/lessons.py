@@ -6,7 +6,7 @@ import dataclasses
 import logging
 from datetime import datetime, timedelta
 
-from coach import error_class, lesson_words, sanitize
+from coach import error_class, lesson_words, orders_reader, sanitize
 from condenser import LessonCandidate, Trajectory, command_of, domain_of, extract_lessons, normalize_error, redact_text
 from ems_service.errors import NotFound, ValidationFailed
 from ems_service.metrics import Metrics
@@ -53,6 +53,21 @@ def instruction_markup(text: str | None) -> bool:
     if not text:
         return False
     return sanitize(text, limit=len(text) + 1).count("[removed]") > text.count("[removed]")
+
+
+def orders_agents(text: str | None) -> bool:
+    """True when `text`, served to agents as advice (a lesson, a site's facts), orders them in a kind no advice
+    gives: the task declared over, an answer dictated, money moved, another store, the reader addressed, what other
+    agents "always" do (`coach.orders_reader`)."""
+    return bool(text) and orders_reader(text or "")
+
+
+def _fits_site(row: Lesson, domain: str | None) -> bool:
+    """A site-specific lesson is said on its own site only (or a site it was learned on); the others anywhere."""
+    if row.category != "site_specific":
+        return True
+    return domain is not None and (_matches_domain(row.domain, domain)
+                                   or any(_matches_domain(d, domain) for d in row.triggered_domains))
 
 
 def said(row: Lesson, domain: str | None) -> Lesson | None:
@@ -116,6 +131,10 @@ class LessonService:
             if instruction_markup(value):
                 raise ValidationFailed(f"{name}: role markup or instruction phrases are not allowed in a lesson "
                                        "(it may be served to agents' system prompts)")
+            if name == "lesson" and orders_agents(value):
+                raise ValidationFailed("lesson: orders to the agent (to stop, to give an answer, to pay or go "
+                                       "elsewhere, what other agents always do) are not allowed in a lesson (it may "
+                                       "be served to agents' system prompts)")
         self.ensure_seeds(namespace)
         dom = (domain_of(domain) or domain.lower()) if domain else None
         return self.lessons.add(namespace, lesson=redact_text(lesson), category=category, domain=dom,
@@ -138,7 +157,7 @@ class LessonService:
         agents' actions). `record=False` (the dashboard looking) leaves no tier1_loaded event."""
         self.ensure_seeds(namespace)
         rows = _said(self.lessons.general(namespace, limit=TIER1_LIMIT * 5), None)
-        rows = [r for r in rows if not instruction_markup(r.lesson)][:TIER1_LIMIT]
+        rows = [r for r in rows if not instruction_markup(r.lesson) and not orders_agents(r.lesson)][:TIER1_LIMIT]
         if record:
             self.events.record(namespace, "tier1_loaded", {"count": len(rows)})
         return rows
@@ -152,8 +171,10 @@ class LessonService:
         cmd = command_of(command)
         pattern = normalize_error(error) if error else None
         rows = self.lessons.approved(namespace, command=cmd)
-        hits = _said([r for r in rows if r.error_pattern is None or pattern is None or r.error_pattern == pattern
-                      or r.error_pattern in pattern or pattern in r.error_pattern], domain)[:5]
+        dom = (domain_of(domain) or domain.lower().strip()) if domain else None
+        hits = _said([r for r in rows if (r.error_pattern is None or pattern is None or r.error_pattern == pattern
+                                          or r.error_pattern in pattern or pattern in r.error_pattern)
+                      and _fits_site(r, dom) and not orders_agents(r.lesson)], domain)[:5]
         if record:
             self.events.record(namespace, "error_recall", {"command": cmd, "count": len(hits)})
         if self.metrics is not None:
@@ -169,9 +190,9 @@ class LessonService:
         self.ensure_seeds(namespace)
         dom = domain_of(domain) or domain.lower().strip()
         rows = self.lessons.approved(namespace)
-        hits = _said([r for r in rows if _matches_domain(r.domain, dom)
-                      or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))],
-                     dom)[:10]
+        hits = _said([r for r in rows if (_matches_domain(r.domain, dom)
+                      or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains)))
+                      and not orders_agents(r.lesson)], dom)[:10]
         self.events.record(namespace, "domain_recall", {"domain": dom, "count": len(hits)})
         if self.metrics is not None:
             self.metrics.lesson_recalls.labels("domain").inc()
