@@ -11,9 +11,11 @@ from coach.advise import (
     LLMAdvice,
     advice_key,
     advise,
+    as_data,
     check_agent_words,
     parse_llm_json,
     render_system_message,
+    typed_values_masked,
 )
 from coach.align import action_similarity, match_point, next_action
 from coach.features import FEATURES, run_features, seed_heuristic, step_failed
@@ -40,6 +42,7 @@ __all__ = [
     "Reason",
     "Signal",
     "carries_ids",
+    "as_data",
     "check_agent_words",
     "error_class",
     "failure_point",
@@ -50,6 +53,7 @@ __all__ = [
     "shows_internals",
     "step_words",
     "success_plan",
+    "typed_values_masked",
     "CoachConfig",
     "Evidence",
     "Guidance",

@@ -80,6 +80,12 @@ def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
     return out
 
 
+def as_data(text: str) -> str:
+    """A stored task or summary returned as data (search results, MCP's search_memory): as the coach quotes it in
+    its evidence, whole (each clause that steers [removed], role markers and instruction phrases too)."""
+    return _quoted(text, len(text) + 1)
+
+
 @functools.lru_cache(maxsize=16_384)  # a fleet's neighbours are the same stored runs again and again
 def _quoted(text: str, limit: int) -> str:
     """Another run's task or summary as evidence: `sanitize`d, and each clause that steers (the end of the task, a

@@ -8,8 +8,7 @@ from typing import Annotated, Any
 from fastapi import Path as FastPath
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, model_validator
 
-from coach import Guidance, PartialRun
-from coach.safety import neutralized
+from coach import Guidance, PartialRun, as_data, typed_values_masked
 from condenser import Outcome, Step, Trajectory
 from ems_service.errors import BadRequest
 from ems_service.repositories import StoredEpisode
@@ -140,8 +139,9 @@ class SearchResult(BaseModel):
     @classmethod
     def of(cls, episode: StoredEpisode, similarity: float) -> SearchResult:
         fields = {name: getattr(episode, name) for name in cls.model_fields if name != "similarity"}
-        # a stored task or summary is data for the agent reading it: an order written into it is [removed]
-        fields["task"], fields["summary"] = neutralized(episode.task), neutralized(episode.summary)
+        # a stored task or summary is data for the agent reading it (MCP's search_memory too), quoted as the coach
+        # quotes its evidence: an order written into it is [removed], the values its actions typed are not shown
+        fields["task"], fields["summary"] = as_data(episode.task), as_data(typed_values_masked(episode.summary))
         return cls(**fields, similarity=round(similarity, 6))
 
 
