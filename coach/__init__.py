@@ -11,13 +11,12 @@ from coach.advise import (
     LLMAdvice,
     advice_key,
     advise,
-    as_data,
     check_agent_words,
     parse_llm_json,
     render_system_message,
-    typed_values_masked,
 )
 from coach.align import action_similarity, match_point, next_action
+from coach.evidence import as_data, typed_values_masked
 from coach.features import FEATURES, run_features, seed_heuristic, step_failed
 from coach.lessons import lesson_words
 from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, Signal, SystemMessage

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -12,21 +11,18 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from coach.evidence import evidence
 from coach.features import run_features
-from coach.models import Evidence, Guidance, Neighbour, PartialRun, Reason, Signal, SystemMessage
+from coach.models import Guidance, Neighbour, PartialRun, Reason, Signal, SystemMessage
 from coach.pages import disguised_hosts, hosts_in, same_site, site
 from coach.plan import FailurePoint, Plan, failure_point, success_plan
 from coach.risk import RiskModel, describe_reasons
 from coach.runstate import run_signals
 from coach.safety import sanitize
-from coach.steering import commands
-from coach.steps import typed_value
 from coach.walls import dead_end
 from coach.words import (
     carries_ids,
     clean,
-    fold,
-    instruction_stems,
     odd_letters,
     orders_reader,
     role_marker,
@@ -36,7 +32,6 @@ from coach.words import (
     steering_allowed,
     steers_somewhere,
 )
-from condenser import action_verb
 
 logger = logging.getLogger(__name__)
 
@@ -61,70 +56,6 @@ class LLMAdvice(BaseModel):
     suggested_action: str | None = None
     rationale: str | None = None
     error_to_avoid: str | None = None
-
-
-def _evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
-    """The evidence for developers: the nearest episodes, near-identical ones (same task and outcome) collapsed."""
-    out: list[Evidence] = []
-    seen: set[tuple[str, bool | None]] = set()
-    for n in sorted(neighbours, key=lambda n: -n.similarity):
-        key = (" ".join(n.task.lower().split()), n.success)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(Evidence(episode_id=n.id, similarity=round(n.similarity, 4), success=n.success,
-                            domain=site(n.domain), task=_quoted(n.task, 200),
-                            summary=_quoted(typed_values_masked(n.summary), 400)))
-        if len(out) >= limit:
-            break
-    return out
-
-
-def as_data(text: str) -> str:
-    """A stored task or summary returned as data (search results, MCP's search_memory): as the coach quotes it in
-    its evidence, whole (each clause that steers [removed], role markers and instruction phrases too)."""
-    return _quoted(text, len(text) + 1)
-
-
-@functools.lru_cache(maxsize=16_384)  # a fleet's neighbours are the same stored runs again and again
-def _quoted(text: str, limit: int) -> str:
-    """Another run's task or summary as evidence: `sanitize`d, and each clause that steers (the end of the task, a
-    payment, a contact, another store, the reader addressed) replaced by [removed]."""
-    t = sanitize(text, limit)
-    return _CLAUSE.sub(lambda m: "[removed]" if _steering_clause(m.group(0)) else m.group(0), t)
-
-
-_CLAUSE = re.compile(r"[^.;:!?,()\n]+")
-# the actions sentence of a stored summary (condenser.summary.summarize): "Key actions: a; b; c. The run ..."
-_KEY_ACTIONS = re.compile(r"(?<=Key actions: )(?P<actions>.*?)(?=\. The run (?:succeeded|failed|ended)\b)", re.S)
-_TYPED_VALUE = "[typed value]"
-
-
-@functools.lru_cache(maxsize=16_384)
-def typed_values_masked(summary: str) -> str:
-    """A stored summary with the values its key actions typed replaced by "[typed value]": another run's typed
-    name, user name, date or number (what redaction cannot tell from an ordinary word) never reaches an agent; the
-    field it went into is kept ("TYPE: [typed value] [textbox] Sender Name"). A typing action whose value cannot be
-    told apart (shortened, or in an unknown form) keeps its verb only."""
-    def mask(m: re.Match[str]) -> str:
-        return "; ".join(_masked_action(a) for a in m.group("actions").split("; "))
-
-    return _KEY_ACTIONS.sub(mask, summary, count=1)
-
-
-def _masked_action(action: str) -> str:
-    if action_verb(action) not in {"type", "search", "select"}:
-        return action
-    value = typed_value(action)
-    if value and value in action:
-        return action.replace(value, _TYPED_VALUE)
-    verb = re.match(r"\s*[A-Za-z_]+", action)
-    return f"{verb.group(0).strip()} {_TYPED_VALUE}" if verb else _TYPED_VALUE
-
-
-@functools.lru_cache(maxsize=65_536)  # summaries share their clauses ("The agent worked on x for 5 steps")
-def _steering_clause(clause: str) -> bool:
-    return bool(clause.strip()) and (commands(fold(clause)) or instruction_stems(clause))
 
 
 def render_system_message(guidance: Guidance) -> SystemMessage:
@@ -275,7 +206,7 @@ def advise(
                              failed_at, lessons),
         error_to_avoid=error,
         failure_categories=categories[:3],
-        evidence=_evidence(neighbours, config.evidence_limit),
+        evidence=evidence(neighbours, config.evidence_limit),
         system_message=None,
         reasons=[Reason(**r) for r in model.reasons(features)],
         signals=[s.kind for s in signals],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from coach import CoachConfig, advise, label, orders_reader
-from coach.advise import typed_values_masked
+from coach.evidence import typed_values_masked
 from coach.pages import page
 from coach.steering import commands, steers
 from coach.words import fold
