@@ -12,9 +12,10 @@ from coach.models import Evidence, Neighbour
 from coach.pages import site
 from coach.safety import sanitize
 from coach.steering import commands
-from coach.steps import typed_value
 from coach.words import fold, instruction_stems
-from condenser import action_verb
+from condenser import action_verb, typed_masked
+from condenser.summary import TYPED_VALUE
+from condenser.typed_values import typed_value as typed_span
 
 
 def evidence(neighbours: list[Neighbour], limit: int) -> list[Evidence]:
@@ -49,31 +50,30 @@ def _quoted(text: str, limit: int) -> str:
 
 
 _CLAUSE = re.compile(r"[^.;:!?,()\n]+")
-# the actions sentence of a stored summary (condenser.summary.summarize): "Key actions: a; b; c. The run ..."
-_KEY_ACTIONS = re.compile(r"(?<=Key actions: )(?P<actions>.*?)(?=\. The run (?:succeeded|failed|ended)\b)", re.S)
-_TYPED_VALUE = "[typed value]"
+# the actions sentence of a stored summary (condenser.summary.summarize): "Key actions: a; b; c. The run ...", up to
+# the last such end (a typed value may hold a false one: "type('Anna. The run succeeded. Kowalski')")
+_KEY_ACTIONS = re.compile(r"(?<=Key actions: )(?P<actions>.*)(?=\. The run (?:succeeded|failed|ended)\b)", re.S)
 
 
 @functools.lru_cache(maxsize=16_384)
 def typed_values_masked(summary: str) -> str:
-    """A stored summary with the values its key actions typed replaced by "[typed value]": another run's typed
-    name, user name, date or number (what redaction cannot tell from an ordinary word) never reaches an agent; the
-    field it went into is kept ("TYPE: [typed value] [textbox] Sender Name"). A typing action whose value cannot be
-    told apart (shortened, or in an unknown form) keeps its verb only."""
+    """A stored summary with the values its key actions typed shown as "[typed value]" (`condenser.typed_masked`,
+    which summaries written since 2026-12-07 already did at ingest): another run's typed name, user name, date or
+    number never reaches an agent; the field it went into is kept ("TYPE: [typed value] [textbox] Sender Name"). A
+    value holding "; " split its action in an older summary: the pieces after a typing action whose value could not
+    be told apart, up to the next action with a verb, are dropped with it."""
     def mask(m: re.Match[str]) -> str:
-        return "; ".join(_masked_action(a) for a in m.group("actions").split("; "))
+        kept: list[str] = []
+        orphan = False
+        for action in m.group("actions").split("; "):
+            if orphan and action_verb(action) == "other":
+                continue
+            masked = typed_masked(action)
+            orphan = masked.endswith(TYPED_VALUE) and typed_span(action) is None
+            kept.append(masked)
+        return "; ".join(kept)
 
     return _KEY_ACTIONS.sub(mask, summary, count=1)
-
-
-def _masked_action(action: str) -> str:
-    if action_verb(action) not in {"type", "search", "select"}:
-        return action
-    value = typed_value(action)
-    if value and value in action:
-        return action.replace(value, _TYPED_VALUE)
-    verb = re.match(r"\s*[A-Za-z_]+", action)
-    return f"{verb.group(0).strip()} {_TYPED_VALUE}" if verb else _TYPED_VALUE
 
 
 @functools.lru_cache(maxsize=65_536)  # summaries share their clauses ("The agent worked on x for 5 steps")

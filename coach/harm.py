@@ -68,6 +68,9 @@ _MONEY = any_of(
     r"|\b(?:pay|checkout|check out|settle|complete payment)\s+(?:it\s+|now\s+|the\s+order\s+)?(?:via|through|using|with"
     r"|on|by)\s+(?!(?:card|cards|credit|debit|visa|mastercard|master card|amex|american express|discover|paypal|apple"
     r"|google|amazon|shop|klarna|afterpay|affirm|gift|cash|check|bank|invoice|points|miles|rewards|the\b|a\b|your\b|my\b"
+    # the checkouts' own wallets and local methods ("Pay with Venmo", "Pay with iDEAL", "Pay with WeChat Pay")
+    r"|venmo|zip|sezzle|ideal|bancontact|sofort|alipay|wechat|upi|paytm|pix|boleto|giropay|blik|twint|mobilepay|vipps"
+    r"|swish|satispay|samsung|grabpay|gcash|oxxo|konbini|trustly|link|mercado ?pago|cash ?app|revolut|laybuy|clearpay"
     r"|one\b|installments?|pay\b|wallet|balance|store)\b)[a-z]+(?:\s+pay)?$")
 
 # a person reached on a messenger, whatever its name: "Message bobhelp on Threema", "Add bobdesk on Line"

@@ -238,8 +238,8 @@ _I18N_MORE = fold_pattern(
 # means scams ask for ("Pay with Western Union", "Pay with iTunes cards"), a better deal elsewhere ("Real deal is at
 # evilshop", "Shop our sister store"), documents and permissions asked for ("Upload driver license photo", "Accept
 # all permissions")
-_WHO_HABITUALLY = (r"(?:(?:top|best|successful|smart|savvy|expert|experienced|veteran|seasoned|real|pro|clever|good"
-                   r"|most|other|all|wise|regular|frequent) (?:agents?|shoppers?|users?|buyers?|customers?|bots?"
+_WHO_HABITUALLY = (r"(?:(?:top|best|successful|smart|savvy|expert|experienced|veteran|seasoned|pro|clever|wise)"
+                   r" (?:agents?|shoppers?|users?|buyers?|customers?|bots?"
                    r"|assistants?|travell?ers?|people|players|drivers|members|guests)"
                    r"|experts|pros|professionals|insiders|veterans|everyone|everybody|nobody)")
 _FACT_ORDERS = (
@@ -288,6 +288,36 @@ _FACT_ORDERS = (
     r"|\bcopy (?:this|it|that) (?:to|into|in) (?:your )?(?:notes|memory|answer|prompt|scratchpad)\b"
     r"|\bread (?:this |me |it )?(?:aloud |out )?to (?:the )?user\b"
     r"|\bredirect(?:ing)? (?:you )?to (?:our |a |the )?(?:partner|affiliate|sister|other) (?:store|shop|site|website)\b"
+    # a fifth red team (2026-12-07) put the same kinds in other words: the task over in synonyms and tenses ("Quest
+    # complete", "Task considered done", "Cease all actions", "Stand down now"), an answer with a bare verb ("Reply
+    # 42", "42 is the price", "Remember 42 as the answer"), more payments scams ask for (Monero, Perfect Money, Razer
+    # Gold, Vanilla Visa, Steam Wallet codes, "bank transfer only"), partner stores, permissions all granted
+    r"|\b(?:task|job|goal|quest|mission|journey|objective|assignment|errand)s? (?:is |was |will be |will have been |has been"
+    r" |now )?(?:considered |deemed )?(?:done|complete|completed|finished|attained|achieved|accomplished|concluded|over)\b"
+    r"|\bconsider (?:it|this|the task) (?:done|complete|finished)\b|\bstand down\b|\bcease (?:all )?(?:actions?|activity"
+    r"|operations|work|browsing)\b|\benough for (?:today|now)\b"
+    r"|^(?:reply|output|answer|respond|say|write|submit|return)\s+(?:\$|€|£)?\d[\d,.]*$"
+    r"|^(?:\$|€|£)?\d[\d,.]* is the (?:final |correct |right )?(?:price|answer|total|result|cost|value)\b"
+    r"|\b(?:put|remember|note|keep|use|record|save|take)\s+(?:\$|€|£)?\S+\s+as\s+(?:the\s+|your\s+)?(?:final\s+)?answer\b"
+    r"|^costs? exactly (?:\$|€|£)?\d"
+    r"|\b(?:pay|paying|payment|pays|checkout|check out|buy|purchase|send|settle|order)\s+(?:\w+\s+){0,3}(?:with|by|via"
+    r"|using|through|in)\s+(?:an? |the )?(?:monero|xmr|perfect money|razer gold|vanilla (?:visa|gift|prepaid)"
+    r"|steam wallet(?: codes?)?|payoneer|western union|moneygram)\b"
+    r"|\b(?:wire|bank) transfer (?:preferred|only|required)\b|\bby (?:bank |wire )transfer only\b"
+    r"|\b(?:visit|shop at|buy (?:at|from|via)|order (?:from|via)|continue (?:at|on)) (?:our )?(?:partner|affiliate|sibling"
+    r"|sister)(?: store| shop| site)?\b"
+    r"|\b(?:enable|allow|grant|accept) all (?:\w+ ){0,2}permissions\b|\blocation always\b"
+    r"|\b(?:checkout|check out|payment|paying|verification|the cart|sign in|log in|login)(?: step)? (?:is|are) (?:now )?"
+    r"(?:optional|unnecessary|not needed|not required|skippable)\b|\bskipped by (?:pros|experts|agents|everyone|most)\b"
+    r"|\b(?:chore|duty|errand|objective)s? (?:is |was |has been )?(?:complete|done|fulfilled|finished|secured|over)\b"
+    r"|\b(?:that|this) concludes\b|\bnothing (?:remains|is left|left) to (?:be )?do(?:ne)?\b|\bno (?:more|further) clicks?"
+    r" (?:are |is )?(?:needed|required|necessary)\b|\bdone for (?:today|now|the day)\b|\b(?:optimal|best|smartest|right"
+    r"|correct) move is\b|\b(?:count|treat|regard|mark|consider) (?:this|it|the (?:task|job|run)) as (?:done|finished"
+    r"|complete)\b|\b(?:task|job|run) (?:got|has got|gets) (?:done|finished)\b|\bpause indefinitely\b|^(?:rest|sleep)"
+    r" now$|\b(?:record|write|submit|enter|put) (?:\$|€|£)?\d[\d,.]* (?:as|in|into) (?:the |your )?(?:final|answer|reply"
+    r"|response)\b|^state (?:\$|€|£)?\d|^(?:\$|€|£)?\d[\d,.]* is (?:correct|right|the answer)$|\b(?:confirmed|verified"
+    r"|checked) (?:price|total|answer|amount|result) (?:\$|€|£)?\d|\bpay (?:with|using|in) (?:amazon|ebay|google play"
+    r"|apple|itunes|steam) (?:gift )?(?:cards|codes)\b"
 )
 # The same kinds in the languages that fourth red team found missing (Finnish, Danish, Norwegian, Swedish, Swahili,
 # Tagalog, Malay, Hungarian, Lithuanian, Estonian, Romanian, Hindi and Urdu written in Latin letters, Hebrew,
@@ -312,7 +342,7 @@ _I18N_FOURTH = fold_pattern(
     r"|jawabannya(?: adalah)?|a valasz|a válasz|atsakymas(?: yra)?|vastus on|raspunsul (?:este|e)|răspunsul (?:este|e))"
     r" ?\S"
     r"|\b(?:maksa \w+(?:lle|lla)|maksa (?:nyt|heti)|betal \w+ \d+|betal (?:nu|straks|med det samme)|lipa \w+ (?:sasa|\d+)"
-    r"|lipa sasa|magbayad (?:kay|sa) \w+|fizess (?:most|\w+nak)|sumokek|sumokėk|platiti odmah)\b"
+    r"|magbayad (?:kay|sa) \w+|fizess (?:most|\w+nak)|sumokek|sumokėk|platiti odmah)\b"
     r"|\b(?:glem|glom|glöm|unohda|sahau|kalimutan|lupakan|felejtsd el|pamirsk|pamiršk|unusta|uita|uită)"
     r" (?:\w+ ){0,2}(?:instrukser|instruksjoner|instruktioner|instruktionerna|ohjeet|ohjeesi|ohjeita|maagizo|maelekezo"
     r"|tagubilin|utos|arahan|instruksi|utasitasokat|utasításokat|utasitasaidat|utasításaidat|instrukcijas|juhiseid"
@@ -326,6 +356,18 @@ _I18N_FOURTH = fold_pattern(
     r"|رمز عبور (?:خود )?را بفرست|پول بفرست|رک جاؤ|کام ہو گیا|کام مکمل|جواب .{1,12} ہے|پاس ورڈ بھیج"
     r"|작업이 ?완료|작업 ?종료|여기서 ?멈춰|중지하세요|멈추세요|정답은|비밀번호를 ?보내|송금하세요"
     r"|去.{1,6}购买|去.{1,6}購買|到.{1,6}购买|任务已结束|停止任务|立即停止|答案是|थम जाओ|रुक जाओ|काम हो गया"
+    # the fifth red team's: Vietnamese, Turkish, Polish, Czech, Indonesian, Japanese (on a task in Japanese), Hausa,
+    # Yoruba, Amharic, and more phrasings in German, Spanish, Italian, Dutch, Portuguese and French
+    r"|\b(?:dung lai (?:tai day|ngay)|dừng lại (?:tại đây|ngay)|nhiem vu (?:da )?xong|nhiệm vụ (?:đã )?xong|dap an la"
+    r"|đáp án là|tra loi la|trả lời là|thanh toan cho \w+|thanh toán cho \w+|gorev bitti|görev bitti|burada dur"
+    r"|zadanie (?:zrobione|skonczone|skończone)|zatrzymaj sie tutaj|zatrzymaj się tutaj|odpowiedz to|odpowiedź to"
+    r"|ukol (?:je )?hotov|úkol (?:je )?hotov|zastav se (?:tady|zde)|zaplatte \w+ovi|zaplaťte \w+ovi|zapomen na pokyny"
+    r"|zapomeň na pokyny|tugas (?:sudah )?beres|kirim kata sandi\w*|tsaya (?:anan|a nan)|amsar ita ce|an gama aiki"
+    r"|duro nibi|dúró níbí|aufgabe ist (?:jetzt )?(?:vorbei|erledigt)|la tarea ha (?:concluido|terminado)"
+    r"|compito (?:e )?(?:concluso|finito)|mision (?:terminada|cumplida)|misión terminada|taak (?:is )?gedaan"
+    r"|die antwort(?: ist)?|respuesta final|resposta (?:certa|final)|la reponse finale|la réponse finale"
+    r"|paga a \w+ por bizum|paie \w+ par lydia)\b"
+    r"|タスクは(?:終わり|完了)|ここで止ま|に支払って|ተግባሩ ተጠናቅቋል|እዚህ አቁም|መልሱ .{1,8} ነው"
     r"|завдання виконано|зупинись|зупиніться|დავალება შესრულებულია|ሥራው ተጠናቋል")
 
 ORDERS = any_of(_MONEY_TO, _READER, _TASK_CLAIM, _LOOP_OR_WAIT, _STOP_IDIOM, _HEDGED_ORDER, _SECRET_ASKED,

@@ -193,13 +193,18 @@ _ONE_WORD = ("stopthetask", "sendmepassword", "sendmeyour", "sendusyour", "givem
              "yourpassword", "yourpin", "yourapikey", "yourcvv", "yourotp", "sendpassword", "sendpin", "apikey",
              "wiremoney", "sendmoney", "transfermoney", "transferfunds", "sendbitcoin", "sendcrypto",
              "telltheuser", "telltheagent", "tellyouruser", "calluson", "callusat", "callnow", "dialnow", "textus",
-             "emailus", "emailme", "contactme", "ignoreprevious", "ignoreall", "disregard")
+             "emailus", "emailme", "contactme", "ignoreprevious", "ignoreall", "disregard",
+             # letters apart read joined ("P.a.y.w.i.t.h.W.e.s.t.e.r.n.U.n.i.o.n")
+             "westernunion", "moneygram", "wiretransfer", "skipcheckout", "skippayment", "sessionends", "endshere",
+             "itunescard", "giftcardcodes", "sendbtc", "reportsuccess", "youarealldone", "alldone")
 
 # the control stems read squeezed in a label of a few words too ("St op here"); not the secret or money ones, whose
 # spaced forms are labels ("Your password", "Send money")
 _SPLIT_STEMS = ("taskcomplete", "taskdone", "taskfinished", "stophere", "stopnow", "youaredone", "youredone",
                 "missionaccomplished", "endtherun", "endthetask", "stopthetask", "telltheuser", "telltheagent")
 _LEET = str.maketrans("013457@$", "oieastas")
+_DOUBLED = re.compile(r"(?:(\w)\1)+")
+_SIGNS = str.maketrans("$@", "sa")
 _SPELLED_OUT = re.compile(r"\b(\w) (?=\w\b)")  # one letter, a space, then another letter alone
 _MIXED = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")  # a word of letters and digits
 
@@ -210,7 +215,8 @@ _MIXED = re.compile(r"\b(?=\w*[A-Za-z])(?=\w*\d)\w+\b")  # a word of letters and
 # Class", "Please select") only an order that a button would not give.
 _NOTE_OPENER = re.compile(
     r"^(?:note|nb|fyi|ps|pps|protip|pro tip|heads up|reminder|psst|btw|agents?|instead|make sure|be sure|remember to"
-    r"|rather|preferably|advice|suggestion|recommendation|hint|hints|tip)\s+(?=[a-z])")
+    r"|rather|preferably|advice|suggestion|recommendation|hint|hints|tip(?!\s+(?:your|the|our|a|an|driver|drivers|jar"
+    r"|amount|percentage|calculator|\d)\b))\s+(?=[a-z])")
 _ADVICE_OPENER = re.compile(
     r"^(?:just|simply|always|now|first|then|next|better|best to|please|kindly|important|warning|caution|also|finally"
     r"|only|immediately|quickly|must|should)\s+(?:(?:just|simply|now|first|then|please|kindly)\s+)?"
@@ -266,7 +272,7 @@ _MORE_ORDERS = any_of(fold_pattern(
     # the coach's own connectors and headings, forged to read as its plan ("Pick , then visit Resy", "Try next")
     r"|\bthen (?:click|type|go|visit|open|select|search|press|call|answer|say|report|pay|send|stop|end|buy|book|leave"
     r"|email|text|tell|enter)\b|^try next$|\bcoaching for (?:this|the|your)\b"
-    r"|^(?:hi|hey|welcome back)\b\s*,?\s*[a-z]|\b(?:signed|logged) in as\b|\bcards? ending\b"
+    r"|^(?:hi|hey|welcome back)\b\s*,?\s*(?!(?:sign|log) ?in\b|login\b|register\b|create\b)[a-z]|\b(?:signed|logged) in as\b|\bcards? ending\b"
     r"|\bending in \d|\bdob\b|\bdate of birth\b"))
 _IDENTITY = any_of(r"\b(?:passport(?: number| no)?|date of birth|dob|birth ?date|bank accounts?(?: numbers?)?|sort codes?"
                        r"|mother s maiden|maiden name|driver s licen[cs]e|driving licen[cs]e|national id|tax id|tin number"
@@ -304,11 +310,22 @@ def steers(folded: str, *, joined: bool = False) -> bool:
     letters = _SPELLED_OUT.sub(r"\1", text)  # "S.t.o.p h.e.r.e": letters apart read as the word they spell
     if letters != text and (any(stem in letters.replace(" ", "") for stem in _SPLIT_STEMS) or _steers(letters, letters)):
         return True
-    bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)"
-    if bare != text and _steers(bare, folded, joined):
+    bare = " ".join(re.sub(r"[()]", " ", text).split())  # "Stop (here)", "(Experts) (pay) (by) (wire) (transfer)"
+    if bare != text and (_steers(bare, folded, joined) or orders(bare)):
         return True
-    leet = unleet(text)
-    return leet != text and _steers(leet, leet, joined)
+    if "'" in folded:  # an apostrophe inside a word ("Gi've up now") read without it
+        tight = _LOGIN_FIELDS.sub("login fields", " ".join(re.sub(r"[^\w()]+", " ", folded.replace("'", "")).split()))
+        if tight != text and (_steers(tight, tight, joined) or orders(tight)):
+            return True
+    words = text.split()
+    if any(not w.isdigit() for w in words) and all(w.isdigit() or _DOUBLED.fullmatch(w) for w in words):
+        doubled = " ".join(w if w.isdigit() else w[::2] for w in words)  # every letter twice ("SSttoopp hheerree")
+        if _steers(doubled, doubled, joined) or orders(doubled):
+            return True
+    # digits and signs inside words read as letters ("T4sk c0mplete", "P4y w17h W3$73rn Un10n")
+    signs = " ".join(re.sub(r"[^\w()$@]+", " ", folded).split()) if "$" in folded or "@" in folded else text
+    leet = unleet(signs.translate(_SIGNS))
+    return leet != text and (_steers(leet, leet, joined) or orders(leet))
 
 
 def _steers(text: str, folded: str, joined: bool = False) -> bool:

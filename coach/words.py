@@ -57,12 +57,17 @@ _DENY_STEMS = (
 _DENY_WORDS = re.compile(
     r"\b(?:system|assistant|developer|operator|llm|gpt|claude|chatgpt|inst|sys|prompt|prompts|act as"
     r"|you are|you must|you should|you will|you need|do not|don't)\b", re.I)
-_HOSTLIKE = re.compile(r"\b[\w-]+\s*(?:\.|\(dot\)|\[dot\]|\[\.\])\s*(?:[a-z]{2,24})\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
+_HOSTLIKE = re.compile(r"\b[\w-]+(?:\s*(?:\(dot\)|\[dot\]|\[\.\])\s*|\s+\.\s*|\.)(?:[a-z]{2,24})\b"
+                       # "St. Louis", "Dr. Seuss": a dot and a space, then a word, is an abbreviation unless a TLD follows
+                       r"|\b[\w-]+\.\s+(?:com|net|org|io|co|uk|de|fr|ru|cn|info|biz|xyz|app|dev|ai|me|us|ca|au|jp|in|store"
+                       r"|shop|online|site|top|live|link|club|vip|pro|tech|cloud|space|icu|cyou|buzz|tk|ml|ga|cf|gq|ly|to|gg|cc"
+                       r"|sh|tv|eu|nl|es|it|ch|se|pl|br|mx|ar|kr|vn|ph|sg|nz|za|tr|ua|ir|su|ws|mov|zip)\b|\b\d{1,3}(?:\.\d{1,3}){3}\b"
                        # a dot spelled as a word, before a TLD ("evil dot com"); "Polka dot dress" is a pattern
                        r"|\b[\w-]+\s+dot\s+(?:com|net|org|io|co|uk|de|fr|ru|cn|info|biz|xyz|app|dev|ai|me|us|ca|au|jp|in"
                        r"|store|shop|online|site|top|live|link|club|vip|pro|tech|cloud|space|icu|cyou|buzz|tk|ml|ga|cf|gq)\b"
                        r"|xn--|javascript|data:|file:|://|//", re.I)
-_IDWORDS = re.compile(r"\b(?:ref|bid|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|id|coords?"
+_IDWORDS = re.compile(r"\b(?:bid|id)\s*[=:#]?\s*['\"]?[a-z]?\d"  # "bid 123", "id=a12"; "Bid now", "Upload ID" are labels
+                      r"|\b(?:ref|idx|index|node|element|elem|testid|data-testid|nth|xpath|css|selector|coords?"
                       r"|coordinates?|pos|position|offset|px|pixels?)\b"
                       r"|(?-i:\b[a-z]\d{2,}\b)|-btn\b|^\.|\bx\s*\d{2,}\s*y\s*\d{2,}\b|\d+\s*,\s*\d+|\b\d{5,}\b", re.I)
 _MARKUP = re.compile(r"[<>{}\[\]|`\\#*_=~^$@]|\.{2,}|^[-.'&,/ ]|[-&,/ ]$", re.I)
@@ -175,7 +180,9 @@ def label(text: str | None) -> str | None:
     At most 5 words / 40 characters of one script, no markup, colon, host, address, id or selector, nothing
     that spells an instruction or a role once look-alikes are folded and splits are undone.
     """
-    t = clean(text).strip(" .,;'\"")
+    # an icon font's glyph, an emoji or a chevron beside the words ("\ue8cc Buy Now", "🚚Order Status", "View all ›")
+    # is no part of them, and typographic apostrophes, quotes and dashes are the plain ones ("Women’s Shoes")
+    t = " ".join(_DECOR.sub(" ", clean(text)).translate(_TYPOGRAPHY).split()).strip(" .,;'\"")
     if "%" in t and (decoded := unquote(t)) != t:  # "%53top%20here": read as the agent reads it
         return t if label(decoded) else None
     t = re.sub(r"(?<=s)'(?=\s|$)", "", t)  # "Kids' Clothing": a plural's apostrophe would close the coach's quote
@@ -218,10 +225,13 @@ def label(text: str | None) -> str | None:
         return None
     if _STREET_ADDRESS.search(t):  # where a person lives or ships to: another run's personal data
         return None
-    if t.lower() in TAG_NAMES:  # "CLICK [span]": an element's tag or role, not what it says
+    # "CLICK [span]", "[LI]": an element's tag or role, not what it says ("Select", "SELECT", "Table" are labels)
+    if t.lower() in TAG_NAMES and (t.islower() or t.isupper() and len(t) <= 3):
         return None
     if sum(len(w) <= 2 and w.isalpha() for w in t.split()) > 2 or "%" in t and not re.search(r"\d", t):
         return None  # words split into fragments ("I g n o r e", "ig%nore")
+    if sum(len(w) == 1 and w.isalpha() for w in re.split(r"[\W_]+", t)) >= 4:
+        return None  # letters apart however they are joined ("S.a.v.e.t.h.i.s"; "U.S.A." stays)
     if re.search(r"\w[-/]\w", t):  # "Check-in", "Men/Women"; read joined and apart too ("ig-nore", "Ta-sk do-ne")
         joined, apart = re.sub(r"(?<=\w)[-/](?=\w)", "", t), re.sub(r"(?<=\w)[-/](?=\w)", " ", t)
         if any(steers(fold(form)) or instruction_like(form) for form in (joined, apart)):
@@ -229,10 +239,14 @@ def label(text: str | None) -> str | None:
     return t
 
 
+_DECOR = re.compile("[\ue000-\uf8ff\U000f0000-\U000ffffd\u2190-\u21ff\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff"
+                    "\U0001f000-\U0001faff\u203a\u2039\u00bb\u00ab\ufe0f]")
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": None, "\u201d": None, "\u2014": "-",
+                             "\u2013": "-"})
 _HEADED = re.compile(r"([A-Za-z][A-Za-z ]{0,18}[A-Za-z]): ([^:]+)")  # one heading word or two, then the choice
 _PRICE = re.compile(r"[$€£¥](?=\d)")
 ASCII_LOOKALIKE = re.compile(r"(?<=[a-z])I|(?<=[A-Z])I(?=[a-z])|vv")
-_APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)"
+_APOSTROPHE_OK = re.compile(r"(?i)(?<=[a-z])'(?:s|t|re|ve|ll|d|m)\b|\b[od]'(?=[a-z])|(?<=s)'(?=\s|$)|(?<=\s)'(?=\d\d$)"
                             # an Italian or French elision ("all'ordine", "L'Oréal", "qu'il", "dell'anno")
                             r"|\b(?:[ldjmnstc]|qu|all|dell|dall|nell|sull|un|quell|bell|sant)'(?=[^\W\d_])")
 _QUOTED = re.compile(r"'([^']+)'")

@@ -16,7 +16,7 @@ from condenser.patterns import (
 )
 from condenser.redact import redact_text, redact_trajectory
 from condenser.sites import is_public_suffix, registrable_domain
-from condenser.summary import embed_text, summarize, url_pattern
+from condenser.summary import embed_text, summarize, typed_masked, url_pattern
 from condenser.tasks import (
     SAME_TEMPLATE,
     derive_task_id,
@@ -54,6 +54,7 @@ __all__ = [
     "describe_action",
     "domain_of",
     "embed_text",
+    "typed_masked",
     "error_patterns",
     "failure_categories",
     "loop_detected",

@@ -12,7 +12,8 @@ MAX_ERROR_PATTERNS = 5
 
 _VERBS = {
     "click": "click", "tap": "click", "press_button": "click", "dblclick": "click", "double_click": "click",
-    "type": "type", "fill": "type", "input": "type", "input_text": "type", "send_keys": "type",
+    "type": "type", "typed": "type", "filled": "type", "fill": "type", "input": "type", "input_text": "type",
+    "send_keys": "type",
     "fill_form": "type", "fill_search": "search", "google_search": "search", "search": "search",
     "select": "select", "select_option": "select", "choose": "select",
     "scroll": "scroll", "scroll_down": "scroll", "scroll_up": "scroll",

@@ -7,8 +7,12 @@ from urllib.parse import urlsplit
 
 from condenser.models import FailureCategory, Trajectory
 from condenser.patterns import action_verb, normalize_action
+from condenser.typed_values import typed_value
 
 MAX_EMBED_ACTIONS = 12
+_VERB = re.compile(r"\s*[A-Za-z_.]+")  # "TYPE", "page.fill", "input_text"
+_CHOICE_CALL = re.compile(r"(?i)(?:^|[\s.])(?:select_option|select_options|select|choose|pick)\s*\((?P<args>[^()]*)\)")
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
 _ID_SEGMENT = re.compile(r"^(?=.*\d)[A-Za-z0-9_\-]{4,}$|^\d+$")
 
 
@@ -43,6 +47,29 @@ def key_actions(actions: list[str], limit: int = 5) -> list[str]:
     return picked[: limit - 2] + picked[-2:]
 
 
+TYPED_VALUE = "[typed value]"
+_TYPING = frozenset({"type", "search", "select"})
+
+
+def typed_masked(action: str) -> str:
+    """`action` with the value it types shown as [typed value] (`condenser.typed_values`, every shape agents write
+    actions in): a summary is read by other agents (the coach's evidence, search results), and a name, a user name
+    or a local number typed into a form is no secret redaction can tell from a word. A typing action whose value
+    cannot be told apart keeps its verb only."""
+    span = typed_value(action)
+    if span is not None:
+        start, end, _ = span
+        return action[:start] + TYPED_VALUE + action[end:]
+    chosen = _CHOICE_CALL.search(action)  # page.select_option('#dob', '1985-03-02'): the option chosen
+    if chosen is not None and (quoted := list(_QUOTED.finditer(action, chosen.start("args"), chosen.end("args")))):
+        last = quoted[-1]
+        return action[:last.start() + 1] + TYPED_VALUE + action[last.end() - 1:]
+    if action_verb(action) not in _TYPING:
+        return action
+    verb = _VERB.match(action)
+    return f"{verb.group(0).strip()} {TYPED_VALUE}" if verb else TYPED_VALUE
+
+
 def summarize(trajectory: Trajectory, categories: list[FailureCategory], patterns: list[str]) -> str:
     """A 3-5 sentence summary naming the task, site, key actions, outcome and errors."""
     site = trajectory.domain or "an unknown site"
@@ -51,7 +78,7 @@ def summarize(trajectory: Trajectory, categories: list[FailureCategory], pattern
     sentences = [f"Task: {task}.", f"The agent worked on {site} for {n} step{'s' if n != 1 else ''}."]
     keys = key_actions(trajectory.actions)
     if keys:
-        sentences.append("Key actions: " + "; ".join(_shorten(a, 60) for a in keys) + ".")
+        sentences.append("Key actions: " + "; ".join(_shorten(typed_masked(a), 60) for a in keys) + ".")
     success = trajectory.outcome.success
     status = f" (status {trajectory.outcome.status})" if trajectory.outcome.status else ""
     verdict = {True: "succeeded", False: "failed", None: "ended with an unknown outcome"}[success]
