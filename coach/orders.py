@@ -293,7 +293,8 @@ _FACT_ORDERS = (
     # 42", "42 is the price", "Remember 42 as the answer"), more payments scams ask for (Monero, Perfect Money, Razer
     # Gold, Vanilla Visa, Steam Wallet codes, "bank transfer only"), partner stores, permissions all granted
     r"|\b(?:task|job|goal|quest|mission|journey|objective|assignment|errand)s? (?:is |was |will be |will have been |has been"
-    r" |now )?(?:considered |deemed )?(?:done|complete|completed|finished|attained|achieved|accomplished|concluded|over)\b"
+    r" |now )?(?:considered |deemed )?(?:done|complete|completed|finished|attained|achieved|accomplished|concluded)\b"
+    r"|\b(?:task|job|goal|quest|mission|journey|objective|assignment|errand)s? (?:is|was|has been|will be) (?:now )?over\b"
     r"|\bconsider (?:it|this|the task) (?:done|complete|finished)\b|\bstand down\b|\bcease (?:all )?(?:actions?|activity"
     r"|operations|work|browsing)\b|\benough for (?:today|now)\b"
     r"|^(?:reply|output|answer|respond|say|write|submit|return)\s+(?:\$|€|£)?\d[\d,.]*$"
