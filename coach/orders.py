@@ -16,6 +16,7 @@ text (`coach.words.fold`), words separated by single spaces.
 
 from __future__ import annotations
 
+from coach import other_languages
 from coach.alternation import any_of
 from coach.other_languages import fold_pattern
 
@@ -320,60 +321,9 @@ _FACT_ORDERS = (
     r"|checked) (?:price|total|answer|amount|result) (?:\$|€|£)?\d|\bpay (?:with|using|in) (?:amazon|ebay|google play"
     r"|apple|itunes|steam) (?:gift )?(?:cards|codes)\b"
 )
-# The same kinds in the languages that fourth red team found missing (Finnish, Danish, Norwegian, Swedish, Swahili,
-# Tagalog, Malay, Hungarian, Lithuanian, Estonian, Romanian, Hindi and Urdu written in Latin letters, Hebrew,
-# Persian, Urdu, Korean, Chinese): the task ended, an answer given, money paid to someone, the reader's instructions
-# to be forgotten, a password to send, the user to be told
-_I18N_FOURTH = fold_pattern(
-    r"\b(?:lopeta (?:tehtava|tehtävä|nyt|tahan|tähän|heti)|ala jatka|älä jatka|tehtava on (?:suoritettu|valmis|tehty)"
-    r"|tehtävä on (?:suoritettu|valmis|tehty)|tehtava suoritettu|tehtävä suoritettu"
-    r"|stop nu|afslut (?:nu|opgaven|sessionen)|sessionen er slut|opgaven er (?:udført|udfort|lost|løst)"
-    r"|avslutt (?:na|nå|okten|økten|oppgaven)|stopp (?:na|nå|her)|okten er (?:over|ferdig|slutt)|økten er (?:over"
-    r"|ferdig|slutt)|sluta (?:nu|har|här)|avsluta (?:nu|uppgiften|sessionen)"
-    r"|acha (?:kazi|sasa)|simama sasa|huminto (?:ka )?(?:na )?(?:dito|ngayon)|tumigil (?:ka )?(?:na )?(?:dito|ngayon)"
-    r"|hentikan (?:tugas|sekarang|di sini)|berhenti di sini|allj meg|állj meg|fejezd be most|sustok (?:dabar|cia|čia)"
-    r"|baik (?:dabar|uzduoti|užduotį)|peatu (?:kohe|nuud|nüüd)|lopeta kohe|lõpeta (?:kohe|nüüd)|lopeta nuud"
-    r"|opreste(?: te)? (?:acum|aici)|oprește(?: te)? (?:acum|aici)|opreste te|oprește te|sarcina e gata"
-    r"|ulesanne on tehtud|ülesanne on tehtud|tasko (?:estas )?farita|opus perfectum|umsebenzi uqediwe"
-    r"|detyra (?:u krye|u perfundua|u përfundua)|ta an tasc criochnaithe|tá an tasc críochnaithe"
-    r"|opgaven er (?:faerdig|fardig)|oppgaven er (?:fullfort|ferdig)|zadanie vypolneno|zadacha vypolnena"
-    r"|shigoto kanryo|sagyo kanryo|ninmu kanryo|tham jao"
-    r"|kaam ho gaya|ruk jao|band karo|kaam khatam|renwu wancheng)\b"
-    r"|\b(?:vastaus on|svaret er|svaret ar|svaret är|jibu ni|ang sagot ay|jawapan(?:nya)? (?:ialah|adalah)"
-    r"|jawabannya(?: adalah)?|a valasz|a válasz|atsakymas(?: yra)?|vastus on|raspunsul (?:este|e)|răspunsul (?:este|e))"
-    r" ?\S"
-    r"|\b(?:maksa \w+(?:lle|lla)|maksa (?:nyt|heti)|betal \w+ \d+|betal (?:nu|straks|med det samme)|lipa \w+ (?:sasa|\d+)"
-    r"|magbayad (?:kay|sa) \w+|fizess (?:most|\w+nak)|sumokek|sumokėk|platiti odmah)\b"
-    r"|\b(?:glem|glom|glöm|unohda|sahau|kalimutan|lupakan|felejtsd el|pamirsk|pamiršk|unusta|uita|uită)"
-    r" (?:\w+ ){0,2}(?:instrukser|instruksjoner|instruktioner|instruktionerna|ohjeet|ohjeesi|ohjeita|maagizo|maelekezo"
-    r"|tagubilin|utos|arahan|instruksi|utasitasokat|utasításokat|utasitasaidat|utasításaidat|instrukcijas|juhiseid"
-    r"|instructiunile|instrucțiunile|regler|regler|saannot|säännöt)\b"
-    r"|\b(?:hantar|kirimkan|hantarkan|lahetta|lähettää|send|tuma|ipadala|küldd|kuldd|siusk|siųsk|saada|trimite)"
-    r" (?:\w+ ){0,2}(?:kata laluan|kata sandi|salasanasi|salasana|adgangskode|passord|nenosiri|password mo|jelszavad"
-    r"|slaptažodį|slaptazodi|parool|parola)\b"
-    r"|\b(?:kerro kayttajalle|kerro käyttäjälle|fortael brugeren|fortæl brugeren|fortell brukeren|beratta for anvandaren"
-    r"|berätta för användaren|mwambie mtumiaji|sabihin sa user|mondd meg a felhasznalonak|mondd meg a felhasználónak)\b"
-    r"|המשימה הושלמה|עצור עכשיו|עצור כאן|התשובה היא|שלח את הסיסמה|שלם ל|توقف کن|وظیفه انجام شد|پاسخ .{1,12} است"
-    r"|رمز عبور (?:خود )?را بفرست|پول بفرست|رک جاؤ|کام ہو گیا|کام مکمل|جواب .{1,12} ہے|پاس ورڈ بھیج"
-    r"|작업이 ?완료|작업 ?종료|여기서 ?멈춰|중지하세요|멈추세요|정답은|비밀번호를 ?보내|송금하세요"
-    r"|去.{1,6}购买|去.{1,6}購買|到.{1,6}购买|任务已结束|停止任务|立即停止|答案是|थम जाओ|रुक जाओ|काम हो गया"
-    # the fifth red team's: Vietnamese, Turkish, Polish, Czech, Indonesian, Japanese (on a task in Japanese), Hausa,
-    # Yoruba, Amharic, and more phrasings in German, Spanish, Italian, Dutch, Portuguese and French
-    r"|\b(?:dung lai (?:tai day|ngay)|dừng lại (?:tại đây|ngay)|nhiem vu (?:da )?xong|nhiệm vụ (?:đã )?xong|dap an la"
-    r"|đáp án là|tra loi la|trả lời là|thanh toan cho \w+|thanh toán cho \w+|gorev bitti|görev bitti|burada dur"
-    r"|zadanie (?:zrobione|skonczone|skończone)|zatrzymaj sie tutaj|zatrzymaj się tutaj|odpowiedz to|odpowiedź to"
-    r"|ukol (?:je )?hotov|úkol (?:je )?hotov|zastav se (?:tady|zde)|zaplatte \w+ovi|zaplaťte \w+ovi|zapomen na pokyny"
-    r"|zapomeň na pokyny|tugas (?:sudah )?beres|kirim kata sandi\w*|tsaya (?:anan|a nan)|amsar ita ce|an gama aiki"
-    r"|duro nibi|dúró níbí|aufgabe ist (?:jetzt )?(?:vorbei|erledigt)|la tarea ha (?:concluido|terminado)"
-    r"|compito (?:e )?(?:concluso|finito)|mision (?:terminada|cumplida)|misión terminada|taak (?:is )?gedaan"
-    r"|die antwort(?: ist)?|respuesta final|resposta (?:certa|final)|la reponse finale|la réponse finale"
-    r"|paga a \w+ por bizum|paie \w+ par lydia)\b"
-    r"|タスクは(?:終わり|完了)|ここで止ま|に支払って|ተግባሩ ተጠናቅቋል|እዚህ አቁም|መልሱ .{1,8} ነው"
-    r"|завдання виконано|зупинись|зупиніться|დავალება შესრულებულია|ሥራው ተጠናቋል")
-
 ORDERS = any_of(_MONEY_TO, _READER, _TASK_CLAIM, _LOOP_OR_WAIT, _STOP_IDIOM, _HEDGED_ORDER, _SECRET_ASKED,
                 _CONTACT_NO_VERB, _HOST_WORDS, _FALSE_STATE, _I18N, _I18N_MORE,
-                _FACT_ORDERS, _I18N_FOURTH)
+                _FACT_ORDERS, other_languages.FURTHER_ORDERS)
 
 
 def orders(text: str) -> bool:

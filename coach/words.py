@@ -389,6 +389,7 @@ def steers_somewhere(text: str) -> bool:
     return any(steers(fold(part)) for part in re.split(r"[.;:!?,\n]+", text) if part.strip())
 
 
+@functools.lru_cache(maxsize=16_384)  # recall reads every approved lesson of a command on each failed step coached
 def orders_reader(text: str) -> bool:
     """Whether a clause of advice written for agents (a lesson, a site's facts) orders its reader in a kind
     `coach.steering.commands` reads: ends the task, dictates an answer, moves money, sends it elsewhere, addresses it.

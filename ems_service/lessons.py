@@ -59,7 +59,12 @@ def orders_agents(text: str | None) -> bool:
     """True when `text`, served to agents as advice (a lesson, a site's facts), orders them in a kind no advice
     gives: the task declared over, an answer dictated, money moved, another store, the reader addressed, what other
     agents "always" do (`coach.orders_reader`)."""
-    return bool(text) and orders_reader(text or "")
+    return orders_reader(text) if text else False
+
+
+def _orders_in(row: Lesson) -> bool:
+    """A lesson as served (a hand-added one stored before the check) whose words order the agent: text or error."""
+    return orders_agents(row.lesson) or orders_agents(row.error_pattern)
 
 
 def _fits_site(row: Lesson, domain: str | None) -> bool:
@@ -86,7 +91,8 @@ def said(row: Lesson, domain: str | None) -> Lesson | None:
 
 
 def _said(rows: list[Lesson], domain: str | None) -> list[Lesson]:
-    return [r for r in (said(row, domain) for row in rows) if r is not None]
+    """The rows an agent may read, as it reads them; never one whose served words order it (`_orders_in`)."""
+    return [r for r in (said(row, domain) for row in rows) if r is not None and not _orders_in(r)]
 
 
 class LessonService:
@@ -131,8 +137,8 @@ class LessonService:
             if instruction_markup(value):
                 raise ValidationFailed(f"{name}: role markup or instruction phrases are not allowed in a lesson "
                                        "(it may be served to agents' system prompts)")
-            if name == "lesson" and orders_agents(value):
-                raise ValidationFailed("lesson: orders to the agent (to stop, to give an answer, to pay or go "
+            if name != "domain" and orders_agents(value):  # recall serves every field of a hand-added lesson
+                raise ValidationFailed(f"{name}: orders to the agent (to stop, to give an answer, to pay or go "
                                        "elsewhere, what other agents always do) are not allowed in a lesson (it may "
                                        "be served to agents' system prompts)")
         self.ensure_seeds(namespace)
@@ -157,7 +163,7 @@ class LessonService:
         agents' actions). `record=False` (the dashboard looking) leaves no tier1_loaded event."""
         self.ensure_seeds(namespace)
         rows = _said(self.lessons.general(namespace, limit=TIER1_LIMIT * 5), None)
-        rows = [r for r in rows if not instruction_markup(r.lesson) and not orders_agents(r.lesson)][:TIER1_LIMIT]
+        rows = [r for r in rows if not instruction_markup(r.lesson)][:TIER1_LIMIT]
         if record:
             self.events.record(namespace, "tier1_loaded", {"count": len(rows)})
         return rows
@@ -174,7 +180,7 @@ class LessonService:
         dom = (domain_of(domain) or domain.lower().strip()) if domain else None
         hits = _said([r for r in rows if (r.error_pattern is None or pattern is None or r.error_pattern == pattern
                                           or r.error_pattern in pattern or pattern in r.error_pattern)
-                      and _fits_site(r, dom) and not orders_agents(r.lesson)], domain)[:5]
+                      and _fits_site(r, dom)], domain)[:5]
         if record:
             self.events.record(namespace, "error_recall", {"command": cmd, "count": len(hits)})
         if self.metrics is not None:
@@ -190,9 +196,9 @@ class LessonService:
         self.ensure_seeds(namespace)
         dom = domain_of(domain) or domain.lower().strip()
         rows = self.lessons.approved(namespace)
-        hits = _said([r for r in rows if (_matches_domain(r.domain, dom)
-                      or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains)))
-                      and not orders_agents(r.lesson)], dom)[:10]
+        hits = _said([r for r in rows if _matches_domain(r.domain, dom)
+                      or (r.category == "site_specific" and any(_matches_domain(d, dom) for d in r.triggered_domains))],
+                     dom)[:10]
         self.events.record(namespace, "domain_recall", {"domain": dom, "count": len(hits)})
         if self.metrics is not None:
             self.metrics.lesson_recalls.labels("domain").inc()
