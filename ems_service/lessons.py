@@ -59,7 +59,7 @@ def orders_agents(text: str | None) -> bool:
     """True when `text`, served to agents as advice (a lesson, a site's facts), orders them in a kind no advice
     gives: the task declared over, an answer dictated, money moved, another store, the reader addressed, what other
     agents "always" do (`coach.orders_reader`)."""
-    return orders_reader(text) if text else False
+    return orders_reader(str(text)) if text else False  # the plain text is the remembered answer's key
 
 
 def _orders_in(row: Lesson) -> bool:
