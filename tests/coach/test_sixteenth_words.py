@@ -151,3 +151,38 @@ def test_dev_runs_that_left_the_site_mostly_failed():
         spoke[ok] += any(left_site(PartialRun(task=t.task, steps=t.steps[:i], domain=t.domain, start_url=t.start_url))
                          for i in range(2, len(t.steps) + 1))
     assert (spoke[False], runs[False], spoke[True], runs[True]) == (41, 338, 1, 58)
+
+
+def _brief(actions: list[str]) -> list[dict]:
+    from condenser import normalize_action
+
+    return [{"norm": normalize_action(a), "action": a} for a in actions]
+
+
+@pytest.mark.parametrize(("other_task", "expected"), [
+    # the same task: its day is this task's day
+    (None, "went on to: click '14', then click 'Done', then click 'Find Hotels'"),
+    # a task like it with other days: which day is the task's to say
+    ("Find a room for one adult in Los Angeles, CA between June 2 to June 9 with a pool",
+     "went on to: click the entry that matches your task, then click 'Done', then click 'Find Hotels'")])
+def test_a_day_clicked_in_a_calendar_is_a_step_of_the_plan_not_skipped(other_task, expected):
+    task = "Find a room for one adult in Los Angeles, CA between May 7 to May 14 with a pool"
+    n = Neighbour(id=3, similarity=0.95, success=True, task=other_task or task, domain="marriott.com", summary="",
+                  verified=True, steps_brief=_brief(["TYPE: Los Angeles [textbox] Destination", "CLICK [span] , CA, USA",
+                                                     "CLICK [button] Dates", "CLICK [span] 7", "CLICK [span] 14",
+                                                     "CLICK [button] Done", "CLICK [button] Find Hotels"]))
+    run = PartialRun.model_validate({"task": task, "domain": "marriott.com", "steps": [
+        {"action": "TYPE: Los Angeles [textbox] Destination"}, {"action": "CLICK [span] , CA, USA"},
+        {"action": "CLICK [button] Dates"}, {"action": "CLICK [span] 7"}]})
+    g = advise(run, [n])
+    assert expected in g.advice
+
+
+def test_typing_then_a_find_button_is_a_search():
+    from coach.plan import _searched
+
+    steps = [{"action": "CLICK [link] Coupons"}, {"action": "TYPE: new york [input]"},
+             {"action": "CLICK [link] New York, NY"}, {"action": "CLICK [button] Find"}]
+    assert _searched(PartialRun.model_validate({"task": "Search for coupons in New York", "steps": steps}))
+    form = [{"action": "TYPE: Joe [textbox] First name"}, {"action": "CLICK [button] Continue"}]
+    assert not _searched(PartialRun.model_validate({"task": "Book a table for Joe", "steps": form}))
