@@ -167,7 +167,11 @@ def advise(
     # how another run ended, in general words, only where nothing more specific is said (one remedy a message):
     # "use the site's search rather than browsing menus" beside a plan of filters, or a wall, contradicts them
     general = failed_at is not None and not failed_at.specific and (plan is not None or bool(signals))
-    if failed_at is not None and not finished and not general and (not signals or risk >= config.moderate_risk):
+    # a wall, a tab with no page or another site: what the run shows is the remedy; "use the site's search" after
+    # "report that the site blocks automated access" takes it back
+    blocked = dead_end(run, signals) or any(s.kind == "away" for s in signals)
+    if (failed_at is not None and not finished and not general and not blocked
+            and (not signals or risk >= config.moderate_risk)):
         parts.append(failed_at.words)
     lesson = _usable_lesson(lessons or [], run)
     if lesson:

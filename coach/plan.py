@@ -109,6 +109,12 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 break
             if words is None and action_verb(step.get("action") or step.get("norm", "")) in {"type", "search", "select"}:
                 break  # an entry that cannot be said: the steps after it would skip it ("click 'Find care'" unfilled)
+            if words is None and (number := _NUMBER_CHOICE.match(step.get("action") or "")):
+                if not template:
+                    break  # another task's day or count: what to pick there, and all after it, is unknown
+                # the same task's day ("May 7 to May 14": its '14'), else a day or count of the task's own
+                said = same_task(run, n.task) and re.search(rf"(?<![\d:.,]){number.group(1)}(?![\d:])", run.task)
+                words = f"click '{number.group(1)}'" if said else f"click {ANY_ENTRY}"
             if not template and words and words.endswith(ANY_ENTRY):
                 break  # another task's choice: what the agent should pick there, and all after it, is unknown
             if words and (m := _DISMISS.fullmatch(words)):
@@ -240,14 +246,28 @@ _SEARCH_FIELD = re.compile(r"(?:\b|_)search", re.I)  # "TYPE: kayaks [searchbox]
 _WEB_SEARCH = re.compile(r"\s*(?:google|bing|web)_?search\b", re.I)  # a search engine's, not the site's
 
 
+# a recorded click on a bare number (`CLICK [span] 14`: a calendar's day, a count), whose label reads as an element id
+_NUMBER_CHOICE = re.compile(r"(?i)^\s*click\s*\[[a-z]+\]\s*(\d{1,2})\s*$")
+
+
+# a button that sends what was typed as a search ("TYPE: new york [input]", then "CLICK [button] Find")
+_FIND_BUTTON = re.compile(r"(?i)^(?:search|find|go|find now|search now|find it|look ?up)$")
+
+
 def _searched(run: PartialRun) -> bool:
-    """The run used the site's own search already (typed into its search box, or reached a results page of the
-    site): "use the site's search" would tell it what it did."""
-    for s in run.steps:
+    """The run used the site's own search already (typed into its search box, or into a field it then sent with
+    a Search, Find or Go button, or reached a results page of the site): "use the site's search" would tell it
+    what it did."""
+    typed = -9
+    for i, s in enumerate(run.steps):
         if s.url and _SEARCH_PAGE.search(s.url) and (not run.domain or same_site(s.url, run.domain)):
             return True
         verb = action_verb(s.action)
         if verb in {"search", "type"} and _SEARCH_FIELD.search(s.action) and not _WEB_SEARCH.match(s.action):
+            return True
+        if verb == "type":
+            typed = i
+        elif verb in {"click", "press"} and i - typed <= 2 and _FIND_BUTTON.match(step_label(s.action, None) or ""):
             return True
     return False
 

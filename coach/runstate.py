@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from coach.away import left_site
 from coach.models import PartialRun, Signal
 from coach.notes import says_done, says_progress, says_stuck
 from coach.pages import located, off_site, page, same_site, site, unloaded
@@ -121,13 +122,14 @@ def _repeat(run: PartialRun) -> Signal | None:
         streak += 1
     verb = action_verb(steps[-1].action)
     tail = steps[-streak:]
+    spread = 0  # the repeats are not in a row: how many steps they were found in
     if streak < 3:
         # the same action three times in the last five steps, nothing else changed
         recent = steps[-5:]
         same = [s for s in recent if _raw(s) == _raw(steps[-1])]
         if len(same) < 3 or verb in {"scroll", "wait", "back"}:
             return None
-        tail = same
+        tail, spread = same, len(recent)
     changes = [_changed(a, b) for a, b in zip(tail, tail[1:], strict=False)]
     target = _target(steps[-1], run.task)
     paging = bool(target and _PAGING.search(target)) or bool(_PAGING.search(action_target(steps[-1].action) or ""))
@@ -157,6 +159,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     elif verb not in {"click", "type", "search", "select", "navigate", "press", "hover", "drag"}:
         what = "the same action"  # a verb we do not know: "repeated the same action", never "the same element"
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
+    if spread:  # other steps came between the repeats: they may have changed the page, the repeats did not
+        sentence += f" in your last {spread} steps"
     if where:
         sentence += f" on {where}"
     elif off_site(steps[-1].url, run.domain):
@@ -167,9 +171,13 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes:  # the page text, or only its address, stayed the same
         seen = all(a.observation and b.observation for a, b in zip(tail, tail[1:], strict=False))
-        sentence += " and the page did not change" if seen else " and the address did not change"
+        sentence += (" and the page did not change" if seen else " and the address did not change") if not spread \
+            else (" and each time ended on the same page" if seen else " and each time ended at the same address")
     count = sentence
-    sentence += ". Doing it again will not help: " + _remedy(verb, errors[-1] if errors else None, target,
+    # a run that does not say whether the page changed: the same words may have acted on one item after another
+    # (a builder's 'SELECT' on each part), so the remedy is said for the case the clicks brought nothing new
+    doing = ". If these brought nothing new, doing it again will not help: " if unknown else ". Doing it again will not help: "
+    sentence += doing + _remedy(verb, errors[-1] if errors else None, target,
                                                               off_site(steps[-1].url, run.domain) and site(run.domain)) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
@@ -340,6 +348,10 @@ def run_signals(run: PartialRun) -> list[Signal]:
     """Everything the run itself shows, strongest first."""
     found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
     found += walls(run)
+    away = left_site(run)
+    if away is not None:  # where it is says what to do; what it repeated there only how long
+        found = [away] + [Signal(s.kind, s.confidence, f"{s.facts['count']}.", s.facts) if s.kind == "repeat"
+                          else s for s in found if s.kind not in {"stall", "errors", "struggle"}]
     walled = any(s.kind.startswith("wall:") and s.kind != "wall:empty_results" for s in found)
     done = None if walled else _done(run)  # a page in the way is a fact; the agent's "done" there is a belief
     if done is not None:  # why it goes round: it believes it is finished; the rest only counts how long
@@ -366,4 +378,6 @@ def run_signals(run: PartialRun) -> list[Signal]:
         ending = ": doing it again will not get past it." if counted.kind == "repeat" else "."
         said = Signal(counted.kind, counted.confidence, f"{counted.facts['count']}{ending}", counted.facts)
         found = [wall, said] + [s for s in found if s is not wall and s is not counted]
+    elif away is not None:
+        found = [away] + [s for s in found if s is not away]
     return found

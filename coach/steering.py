@@ -42,7 +42,9 @@ _SECRETS = any_of(
     r"\b(?:pass ?(?:word|code|phrase)s?|pw|pwd|pins?|pin codes?|card numbers?|credit cards?|security codes?|cvv2?|cvc"
     r"|api ?keys?|tokens?|ssn|social security|one-time (?:code|password)|otp|credentials|login details"
     r"|seed phrase|private keys?|recovery (?:code|phrase|word)s?|2fa codes?|verification codes?|card details|card info"
-    r"|card information|bank details|banking details|cookies?|session (?:id|cookie|token)s?|mnemonic|cc (?:numbers?|details"
+    r"|card information|bank details|banking details|cookies?(?! (?:banners?|consent|notices?|policy|pop ?ups?|settings"
+    r"|preferences|bars?|dialogs?|walls?|prompts?|overlays?|modals?|messages?|choices|options))"
+    r"|session (?:id|cookie|token)s?|mnemonic|cc (?:numbers?|details"
     r"|info)|bank login|seed words?|iban|sms codes?|mfa codes?|auth codes?|secret keys?|backup codes?|login info"
     r"|2fa|mfa|maiden name|banking (?:login|password|credentials)|online banking login|routing numbers?"
     r"|account numbers?|wallet (?:phrase|key|seed)s?)\b")

@@ -65,11 +65,15 @@ def action_label(action: str) -> str | None:
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_MONTH_NAMES = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+                r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+_MONTH = rf"({_MONTH_NAMES})\.?"
 # Mar 9, March 9th, Mar-9, Mar9; 9 March, 9th of Mar, 9-Mar, 9Mar (anywhere in a label: 'Dinner on Mar 9')
 _DATES = [re.compile(rf"(?<![a-z]){_MONTH}[\s.-]*(\d{{1,2}})(?:st|nd|rd|th)?(?!\d)", re.I),
           re.compile(rf"(?<!\d)(\d{{1,2}})(?:st|nd|rd|th)?(?:\s+of)?[\s.-]*{_MONTH}(?![a-z])", re.I)]
+# the end of a range that names its month once ("June 18 to 21", "Mar 3-7th"): the month of its start
+_RANGE_END = re.compile(rf"(?<![a-z]){_MONTH}[\s.-]*\d{{1,2}}(?:st|nd|rd|th)?\s*(?:-|–|to|till|until|through|thru)\s*"
+                        rf"(\d{{1,2}})(?:st|nd|rd|th)?(?![\d:]|\s*(?:{_MONTH[1:-4]})\b|\s*(?:am|pm|h)\b)", re.I)
 
 
 def _days(text: str) -> set[tuple[int, int]]:
@@ -79,6 +83,8 @@ def _days(text: str) -> set[tuple[int, int]]:
         for m in pattern.finditer(text):
             month, day = (m.group(1), m.group(2)) if i == 0 else (m.group(2), m.group(1))
             out.add((_MONTHS.index(month[:3].lower()) + 1, int(day)))
+    for m in _RANGE_END.finditer(text):
+        out.add((_MONTHS.index(m.group(1)[:3].lower()) + 1, int(m.group(2))))
     return out
 
 
