@@ -184,8 +184,11 @@ def advise(
     top = next((s for s in signals if s.kind in {"repeat", "errors"} or s.kind == "stall" and s.facts.get("error")),
                None)  # a wall first still has its repeat
     shown = signals[:2]  # the findings the advice says in full
+    away = next((s for s in shown if s.kind == "away"), None)
     if finished:
         error = "acting on the page after your own notes say the task is complete"
+    elif away is not None:
+        error = f"acting on other sites than {away.facts['site']}"
     elif top is not None and top.kind == "repeat" and top.facts.get("action") == "none":
         error = "planning actions on elements that the page does not show"
     elif top is not None and top.kind == "repeat":
@@ -205,7 +208,7 @@ def advise(
         failure_risk=round(risk, 4),
         confidence=round(confidence, 4),
         advice=advice[:900],
-        suggested_action=plan.steps[0] if plan else None,
+        suggested_action=plan.steps[0] if plan else away.facts["step"] if away else None,
         rationale=_rationale(risk, model, threshold, reasons, features, close, failures, best_sim, signals, plan,
                              failed_at, lessons),
         error_to_avoid=error,
@@ -219,7 +222,7 @@ def advise(
     guidance._heard = heard if any(heard) else (True, True)
     guidance._suggested_norm = plan.norms[0] if plan else None
     guidance._away = bool(plan and plan.away)
-    guidance._error_said = error is not None and (finished or top in shown)
+    guidance._error_said = error is not None and (finished or away is not None or top in shown)
     if speak and recent_advice:
         key = advice_key(guidance)
         t = len(run.steps)

@@ -50,4 +50,5 @@ def left_site(run: PartialRun) -> Signal | None:
         message = (f"You are on {last} now, and this run has not opened {own} yet, where the task is done: what you "
                    f"do on other sites does not do it. Open {own} (navigate to its address) and do the task there.")
     return Signal("away", round(min(0.8, 0.5 + 0.05 * n + (0.1 if not visited else 0.0)), 2), message,
-                  {"away": last, "pages": n, "visited": visited, "count": count})
+                  {"away": last, "site": own, "pages": n, "visited": visited, "count": count,
+                   "step": f"go back to {own}" if visited else f"open {own}"})

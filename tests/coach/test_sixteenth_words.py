@@ -186,3 +186,11 @@ def test_typing_then_a_find_button_is_a_search():
     assert _searched(PartialRun.model_validate({"task": "Search for coupons in New York", "steps": steps}))
     form = [{"action": "TYPE: Joe [textbox] First name"}, {"action": "CLICK [button] Continue"}]
     assert not _searched(PartialRun.model_validate({"task": "Book a table for Joe", "steps": form}))
+
+
+def test_away_the_error_and_the_next_step_are_the_sites():
+    g = advise(_run(_away_steps()), [])
+    assert g.error_to_avoid == "acting on other sites than travelzoo.com"
+    assert g.suggested_action == "go back to travelzoo.com"
+    assert g.system_message is not None and "Avoid:" not in g.system_message.content  # the advice says it already
+    assert g.system_message.content.endswith("Try next: go back to travelzoo.com.")
