@@ -43,11 +43,11 @@ def left_site(run: PartialRun) -> Signal | None:
     count = f"{n} of your last {len(recent)} pages were on other sites than {own}" if n < len(recent) else \
         f"your last {n} pages were on other sites than {own}"
     if visited:
-        message = (f"You are on {last} now, and {count}, where the task is done. Links that lead off {own} (ads, "
+        message = (f"You are on {last} now, and {count}, the site your task is on. Links that lead off {own} (ads, "
                    f"partners' offers) do not do the task: go back to {own} (the browser's back, or navigate to its "
                    f"address) and finish the task on its own pages.")
     else:
-        message = (f"You are on {last} now, and this run has not opened {own} yet, where the task is done: what you "
+        message = (f"You are on {last} now, and this run has not opened {own} yet, the site your task is on: what you "
                    f"do on other sites does not do it. Open {own} (navigate to its address) and do the task there.")
     return Signal("away", round(min(0.8, 0.5 + 0.05 * n + (0.1 if not visited else 0.0)), 2), message,
                   {"away": last, "site": own, "pages": n, "visited": visited, "count": count,

@@ -256,8 +256,8 @@ _FIND_BUTTON = re.compile(r"(?i)^(?:search|find|go|find now|search now|find it|l
 
 def _searched(run: PartialRun) -> bool:
     """The run used the site's own search already (typed into its search box, or into a field it then sent with
-    a Search, Find or Go button, or reached a results page of the site): "use the site's search" would tell it
-    what it did."""
+    Enter or a Search, Find or Go button, or reached a results page of the site): "use the site's search" would
+    tell it what it did."""
     typed = -9
     for i, s in enumerate(run.steps):
         if s.url and _SEARCH_PAGE.search(s.url) and (not run.domain or same_site(s.url, run.domain)):
@@ -267,8 +267,9 @@ def _searched(run: PartialRun) -> bool:
             return True
         if verb == "type":
             typed = i
-        elif verb in {"click", "press"} and i - typed <= 2 and _FIND_BUTTON.match(step_label(s.action, None) or ""):
-            return True
+        elif i - typed <= 2 and (verb == "click" and _FIND_BUTTON.match(step_label(s.action, None) or "")
+                                 or verb == "press" and re.search(r"(?i)\b(?:enter|return)\b", s.action)):
+            return True  # typed, then sent: "Type 'paddling'", "Press ENTER"
     return False
 
 
@@ -315,15 +316,35 @@ def failure_point(run: PartialRun, neighbours: list[Neighbour], *, min_similarit
             doing = _doing(run)
         if stuck and stuck not in (doing or set()):
             stuck = None  # where another run got stuck warns only an agent doing the same ("Directions" may be its way)
-        for category in n.failure_categories:
-            if category in _CATEGORY_WORDS:
-                where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
-                words = _CATEGORY_WORDS[category]
-                if category == "step_limit" and (stuck and stuck.startswith(("search", "type", "fill"))
-                                                 or _searched(run)):
-                    words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
-                return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
+        ended = [c for c in n.failure_categories if c in _CATEGORY_WORDS]
+        for category in ended:
+            where = f" (it kept trying to {stuck})" if stuck and category in {"step_limit", "loop", "timeout"} else ""
+            if not where and not _shows(category, run, n):
+                continue  # the agent doing what that run got stuck on shows it; else the run must
+            words = _CATEGORY_WORDS[category]
+            if category == "step_limit" and (stuck and stuck.startswith(("search", "type", "fill")) or _searched(run)):
+                words = _SEARCHED_OUT  # "use the site's search" to a run that searched until it ran out
+            return FailurePoint(f"On {name}, {who}{where} {words}.", n.id, template, specific=bool(where))
+        if ended:
+            return None  # the closest failure's ending does not show in this run yet: a farther one's is no better
     return None
+
+
+STEP_LIMIT_SHARE = 0.5  # "ran out of steps" speaks once the run has taken this share of the failed run's steps
+
+
+def _shows(category: str, run: PartialRun, failed: Neighbour) -> bool:
+    """Whether this run shows the start of how the failed run ended, so that saying it fits: running out of steps
+    to a run that has taken half as many (at least 8), a loop to one that repeated an action in its last five
+    steps. "Ran out of steps: use the site's search" at a run's third step, or after it searched, was a stock
+    line that graders read as contradicting what the agent had just done right. A wall or a timeout is said as
+    what to do if one appears."""
+    if category == "step_limit":
+        return len(run.steps) >= max(8, int(STEP_LIMIT_SHARE * failed.n_steps))
+    if category == "loop":
+        recent = [" ".join(s.action.lower().split()) for s in run.steps[-5:]]
+        return len(set(recent)) < len(recent)
+    return True
 
 
 def _doing(run: PartialRun, last: int = 5) -> set[str]:

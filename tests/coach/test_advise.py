@@ -60,6 +60,13 @@ def run(actions: list[str], errors: dict[int, str] | None = None, urls: dict[int
         {"action": a, "error": (errors or {}).get(i), "url": (urls or {}).get(i)} for i, a in enumerate(actions)]})
 
 
+def far(actions: list[str], urls: dict[int, str] | None = None) -> PartialRun:
+    """A run eight steps or more along: how another run ran out of steps is said only to one that has come as far
+    (`coach.plan.STEP_LIMIT_SHARE`)."""
+    pad = [f"CLICK [link] Section {i}" for i in range(7)]
+    return run(pad + actions, urls={i + len(pad): u for i, u in (urls or {}).items()})
+
+
 def test_risk_rises_on_a_looping_run():
     healthy = advise(run(GOOD[:4]), memory())
     looping = advise(run(["Navigate to https://www.opentable.com/"] + ["click[12]"] * 5,
@@ -345,8 +352,8 @@ def test_a_run_on_the_search_page_is_not_told_to_use_the_search():
     """How a similar run ran out of steps is said without "use the site's search" to a run on the results page."""
     ran_out = Neighbour(**{**neighbour(2, 0.9, False, ["click[3]", "click[4]"]).__dict__,
                            "failure_categories": ["step_limit"], "verified": False})
-    on_results = run(["click('Search')"], urls={0: "https://www.opentable.com/s?q=luigis"})
-    elsewhere = run(["click('Search')"], urls={0: "https://www.opentable.com/"})
+    on_results = far(["click('Search')"], urls={0: "https://www.opentable.com/s?q=luigis"})
+    elsewhere = far(["click('Search')"], urls={0: "https://www.opentable.com/"})
     from coach.plan import failure_point
 
     said = [failure_point(r, [ran_out], min_similarity=0.5).words for r in (on_results, elsewhere)]
@@ -368,7 +375,7 @@ def test_a_run_that_used_the_site_s_search_is_not_told_to_use_it(steps, searched
                            "failure_categories": ["step_limit"], "verified": False})
     urls = {0: "https://www.opentable.com/s?term=luigis" if steps[0] == "click[3]" else "https://www.opentable.com/",
             1: "https://www.opentable.com/r/luigis"}
-    said = failure_point(run(steps, urls=urls), [ran_out], min_similarity=0.5).words
+    said = failure_point(far(steps, urls=urls), [ran_out], min_similarity=0.5).words
     assert ("change the words once" in said) == searched and ("use the site's search" in said) != searched, said
 
 
@@ -421,7 +428,7 @@ def test_a_failure_is_never_said_by_another_run_s_own_entry():
              "CLICK [link] Nobu Downtown", "CLICK [button] Nobu Downtown"]
     failed = neighbour(9, 0.93, False, stuck, {4: "Element [12] not found"}, task="Book a table for 6 at Nobu Downtown")
     failed = dataclasses.replace(failed, failure_categories=["step_limit"])
-    point = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [link] Luigi's"]), [failed],
+    point = failure_point(far(["Navigate to https://www.opentable.com/", "CLICK [link] Luigi's"]), [failed],
                           min_similarity=0.5)
     assert point is not None and "the entry that matches your task" not in point.words
     assert "Nobu" not in point.words and "ran out of steps" in point.words, point.words
@@ -430,7 +437,7 @@ def test_a_failure_is_never_said_by_another_run_s_own_entry():
     said = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [button] Find a table"]), [kept],
                          min_similarity=0.5)
     assert said is not None and "kept trying to click 'Find a table'" in said.words, "a label the agent can see stays"
-    other = failure_point(run(["Navigate to https://www.opentable.com/", "CLICK [button] Reservations"]), [kept],
+    other = failure_point(far(["Navigate to https://www.opentable.com/", "CLICK [button] Reservations"]), [kept],
                           min_similarity=0.5)
     assert other is not None and "kept trying" not in other.words, "where it got stuck warns only an agent doing it"
     assert not other.specific, "how it ended alone is no reason for memory to interrupt"
@@ -518,7 +525,7 @@ def test_how_another_run_ended_is_not_said_beside_a_plan():
                config=CoachConfig(moderate_risk=0.0, high_risk=0.0))
     assert g.plan
     assert "ran out of steps" not in g.advice and "browsing menus" not in g.advice
-    assert failure_point(run(GOOD[:3]), [ran_out], min_similarity=0.5) is not None, "the failure is known all the same"
+    assert failure_point(far(GOOD[:3]), [ran_out], min_similarity=0.5) is not None, "the failure is known all the same"
 
 
 def test_a_one_step_plan_says_its_step_once():

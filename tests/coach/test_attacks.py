@@ -327,9 +327,11 @@ def ch_fail_stuck(p):
     bad = stored(2, [{"action": "click('Search')", "url": ROOT + "/"}]
                  + [{"action": click(p), "url": ROOT + "/s"} for _ in range(3)],
                  success=False, status="max steps reached")
-    # where that run got stuck is said only to an agent doing the same
-    return Scenario(partial([{"action": "click('Search')", "url": ROOT + "/"}, {"action": click(p), "url": ROOT + "/s"}]),
-                    [bad], "failure")
+    # where that run got stuck is said only to an agent doing the same; how it ended (out of steps) only to one
+    # that has come as far (eight steps), so the channel is used when the payload's label is refused
+    aisles = [{"action": f"click('Aisle {i}')", "url": ROOT + f"/aisle/{i}"} for i in range(6)]
+    return Scenario(partial(aisles + [{"action": "click('Search')", "url": ROOT + "/"},
+                                      {"action": click(p), "url": ROOT + "/s"}]), [bad], "failure")
 
 
 def ch_own_repeat(p):

@@ -32,7 +32,7 @@ def test_a_run_that_left_the_tasks_site_is_told_where_it_is_and_where_the_task_i
     g = advise(_run(_away_steps()), [])
     assert g.intervene and g.signals[0] == "away"
     assert g.advice.startswith("You are on gate1travel.com now, and 2 of your last 5 pages were on other sites than "
-                               "travelzoo.com, where the task is done.")
+                               "travelzoo.com, the site your task is on.")
     assert "go back to travelzoo.com" in g.advice
     assert "utm" not in g.advice and "fiji.aspx" not in g.advice  # the other site's name only, never its page
 
@@ -194,3 +194,35 @@ def test_away_the_error_and_the_next_step_are_the_sites():
     assert g.suggested_action == "go back to travelzoo.com"
     assert g.system_message is not None and "Avoid:" not in g.system_message.content  # the advice says it already
     assert g.system_message.content.endswith("Try next: go back to travelzoo.com.")
+
+
+def test_how_another_run_ran_out_of_steps_is_said_only_to_a_run_that_has_come_as_far():
+    """"Ran out of steps: use the site's search" at a run's third step was a stock line that graders read as
+    contradicting what the agent had just done right; a loop is said only to a run that repeated an action."""
+    from coach.plan import failure_point
+
+    ran_out = Neighbour(id=2, similarity=0.9, success=False, task="Find the cheapest paddling permit",
+                        domain="recreation.gov", summary="", n_steps=30, failure_categories=["step_limit"])
+    looped = Neighbour(id=3, similarity=0.9, success=False, task="Find the cheapest paddling permit",
+                       domain="recreation.gov", summary="", n_steps=12, failure_categories=["loop"])
+
+    def at(n: int, repeat: bool = False) -> PartialRun:
+        steps = [{"action": f"CLICK [link] Park {i}"} for i in range(n)]
+        if repeat:
+            steps[-1] = steps[-2]
+        return PartialRun.model_validate({"task": "Find the park with the cheapest paddling permits",
+                                          "domain": "recreation.gov", "steps": steps})
+
+    assert failure_point(at(3), [ran_out], min_similarity=0.5) is None
+    assert failure_point(at(14), [ran_out], min_similarity=0.5) is None  # half of that run's 30 steps is 15
+    assert "ran out of steps" in failure_point(at(15), [ran_out], min_similarity=0.5).words
+    assert failure_point(at(9), [looped], min_similarity=0.5) is None
+    assert "repeating the same actions" in failure_point(at(9, repeat=True), [looped], min_similarity=0.5).words
+
+
+def test_typing_then_enter_is_a_search():
+    from coach.plan import _searched
+
+    steps = [{"action": "Navigate to https://www.recreation.gov/"}, {"action": "Click at (624, 275)"},
+             {"action": 'Type "paddling"'}, {"action": "Press ENTER"}]
+    assert _searched(PartialRun.model_validate({"task": "Find the cheapest paddling permits", "steps": steps}))
