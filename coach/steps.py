@@ -48,6 +48,8 @@ def value_in_task(value: str | None, task: str) -> str | None:
     def norm(s: str) -> str:
         return " ".join(fold(s).split())
 
+    if re.fullmatch(r"[$€£]?\d[\d.,]*", v):  # a number the task holds as a number ("100" of "$100 to $200", not of
+        return v if re.search(rf"(?<![\d.,]){re.escape(v)}(?![\d]|[.,]\d)", clean(task)) else None  # "$1005")
     return v if norm(v) in norm(clean(task)) and label(v) else None
 
 

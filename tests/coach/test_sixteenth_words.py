@@ -226,3 +226,17 @@ def test_typing_then_enter_is_a_search():
     steps = [{"action": "Navigate to https://www.recreation.gov/"}, {"action": "Click at (624, 275)"},
              {"action": 'Type "paddling"'}, {"action": "Press ENTER"}]
     assert _searched(PartialRun.model_validate({"task": "Find the cheapest paddling permits", "steps": steps}))
+
+
+@pytest.mark.parametrize(("value", "said"), [("100", "100"), ("$200", "$200"), ("10", None), ("1005", None),
+                                             ("3.5", "3.5"), ("3", None)])
+def test_a_number_the_task_holds_is_quoted_as_typed(value, said):
+    """'fill in the Min Price field with the value your task gives' named nothing on a task "within $100 to $200":
+    a number is quoted when the task holds it as a number (a bare number is otherwise no label: it reads as an id)."""
+    from coach.steps import step_words, value_in_task
+
+    task = "Check all available tickets within $100 to $200 rated 3.5 stars for the Knicks"
+    assert value_in_task(value, task) == said
+    words = step_words(f"TYPE: {value} [textbox] Min Price", None, task=task, domain="nyc.com")
+    assert words == (f"type '{said}' into the 'Min Price' field" if said else
+                     "fill in the 'Min Price' field with the value your task gives")
