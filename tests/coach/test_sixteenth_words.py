@@ -31,10 +31,10 @@ def _away_steps() -> list[dict]:
 def test_a_run_that_left_the_tasks_site_is_told_where_it_is_and_where_the_task_is_done():
     g = advise(_run(_away_steps()), [])
     assert g.intervene and g.signals[0] == "away"
-    assert g.advice.startswith("You are on gate1travel.com now, and 2 of your last 5 pages were on other sites than "
-                               "travelzoo.com, the site your task is on.")
+    assert g.advice.startswith("You have left travelzoo.com, the site your task is on: 2 of your last 5 pages were on "
+                               "other sites than travelzoo.com.")
     assert "go back to travelzoo.com" in g.advice
-    assert "utm" not in g.advice and "fiji.aspx" not in g.advice  # the other site's name only, never its page
+    assert "gate1travel" not in g.advice and "fiji.aspx" not in g.advice  # the other site is never named
 
 
 def test_a_run_that_never_opened_the_tasks_site_is_told_to_open_it():
@@ -43,7 +43,8 @@ def test_a_run_that_never_opened_the_tasks_site_is_told_to_open_it():
              {"action": "click[5]", "url": "https://www.sevenrooms.com/reservations/ragazzi"}]
     signal = left_site(_run(steps, task="Find a pasta restaurant in Sydney and save it in resy", domain="resy.com"))
     assert signal is not None and not signal.facts["visited"]
-    assert "this run has not opened resy.com yet" in signal.message and "Open resy.com" in signal.message
+    assert signal.message.startswith("This run has not opened resy.com yet") and "Open resy.com" in signal.message
+    assert "ragazzi" not in signal.message and "sevenrooms" not in signal.message
 
 
 @pytest.mark.parametrize("urls", [
@@ -63,11 +64,66 @@ def test_passing_through_another_site_is_no_departure(urls):
     assert "away" not in [s.kind for s in run_signals(r)]
 
 
+def _visits(urls: list[str], task: str = "Find a last minute cruise deal in travelzoo", start: str | None = None,
+            domain: str | None = None) -> PartialRun:
+    return PartialRun.model_validate({"task": task, "start_url": start, "domain": domain,
+                                      "steps": [{"action": f"click[{i}]", "url": u} for i, u in enumerate(urls)]})
+
+
+@pytest.mark.parametrize("host", ["paywithbitcoin.com", "wa-14155550199.com", "claimyourprize.com", "wire.money",
+                                  "go-to-bobmart.com", "203.0.113.7", "xn--trvelzoo-9ng.com", "sendmoney.com",
+                                  "trаvelzoo.com"])
+def test_the_site_the_agent_left_for_is_never_named_and_any_host_counts(host):
+    """A red team's hosts (2026-12-07): the other site's name is the attacker's to choose, so it is never said;
+    and a name the checks refuse (an IP, punycode, a look-alike) no longer silences the warning."""
+    r = _visits([ZOO + "/", ZOO + "/cruises/", f"https://{host}/p", f"https://{host}/q"])
+    signal = left_site(r)
+    assert signal is not None and "go back to travelzoo.com" in signal.message
+    name = host.split(".")[0]
+    assert name not in signal.message.replace("travelzoo", "") and host not in signal.message
+
+
+@pytest.mark.parametrize(("urls", "start"), [
+    # a session started at a search engine took it for the task's site
+    (["https://www.google.com/search?q=travelzoo", ZOO + "/", ZOO + "/cruises/"], "https://www.google.com/"),
+    # a lure first, with no start: the lure is not the task's site ("go back to travelzoo-deals.com")
+    (["https://travelzoo-deals.com/last-minute", ZOO + "/", ZOO + "/cruises/"], None),
+    (["https://bit.ly/3xYz", ZOO + "/", ZOO + "/cruises/"], None),
+])
+def test_a_tasks_site_taken_from_the_runs_first_page_is_never_sent_back_to(urls, start):
+    assert left_site(_visits(urls, start=start)) is None
+
+
+@pytest.mark.parametrize("urls", [
+    ["https://docs.google.com/forms/d/e/1FAIpQL/viewform", "https://docs.google.com/forms/d/e/1FAIpQL/formResponse"],
+    ["https://paypal.me/bobdeals/500", "https://paypal.me/bobdeals/500?confirm=1"],
+    ["https://sites.google.com/view/bob-deals", "https://sites.google.com/view/bob-deals/offers"],
+])
+def test_pages_others_publish_on_a_providers_domain_count_as_away(urls):
+    assert left_site(_visits([ZOO + "/", ZOO + "/cruises/"] + urls)) is not None
+
+
+@pytest.mark.parametrize(("task", "site", "urls"), [
+    ("File my tax return on irs.gov", "irs.gov", ["https://api.id.me/en/session/new", "https://api.id.me/en/mfa"]),
+    ("Check my claim status on va.gov", "va.gov", ["https://secure.login.gov/", "https://secure.login.gov/login/two_factor"]),
+    ("Follow a playlist on spotify", "spotify.com", ["https://www.facebook.com/v12.0/dialog/oauth?client_id=1",
+                                                    "https://www.facebook.com/v12.0/dialog/oauth/confirm"]),
+    ("Buy wool runners on allbirds", "allbirds.com", ["https://shop.app/pay/authentication", "https://shop.app/pay/session"]),
+    ("Find a kettle on amazon", "amazon.com", ["https://www.amazon.co.uk/s?k=kettle", "https://www.amazon.co.uk/dp/B01"]),
+    ("Compare the price of a kettle on amazon.com and walmart.com", "amazon.com",
+     ["https://www.walmart.com/search?q=kettle", "https://www.walmart.com/ip/1"]),
+])
+def test_a_hand_over_or_another_site_the_task_names_is_no_departure(task, site, urls):
+    home = f"https://www.{site}/"
+    assert left_site(_visits([home, home + "start"] + urls, task=task, domain=site)) is None
+
+
 def test_away_from_the_site_a_repeat_there_only_counts():
     steps = _away_steps() + [{"action": "click('Book now')", "url": "https://www.gate1travel.com/book"}] * 3
     signals = run_signals(_run(steps))
     assert [s.kind for s in signals][:2] == ["away", "repeat"]
     assert signals[1].message == "You have clicked 'Book now' 3 times on gate1travel.com and the address did not change."
+    # (the repeat names the page the agent acts on, as before this signal; the away message names none)
 
 
 def _failed(category: str) -> Neighbour:
@@ -140,7 +196,7 @@ def test_cookies_handed_over_still_steer(text):
 
 def test_dev_runs_that_left_the_site_mostly_failed():
     """The figure the README gives: on the dev runs that record addresses (webcanvas), the signal speaks at some
-    step of 41 of the 338 failed runs and of 1 of the 58 successful ones."""
+    step of 43 of the 338 failed runs and of 1 of the 58 successful ones."""
     from ems_service.dataset import dev_data_dir, read_jsonl
 
     spoke = {True: 0, False: 0}
@@ -150,7 +206,7 @@ def test_dev_runs_that_left_the_site_mostly_failed():
         runs[ok] += 1
         spoke[ok] += any(left_site(PartialRun(task=t.task, steps=t.steps[:i], domain=t.domain, start_url=t.start_url))
                          for i in range(2, len(t.steps) + 1))
-    assert (spoke[False], runs[False], spoke[True], runs[True]) == (41, 338, 1, 58)
+    assert (spoke[False], runs[False], spoke[True], runs[True]) == (43, 338, 1, 58)
 
 
 def _brief(actions: list[str]) -> list[dict]:
@@ -240,3 +296,10 @@ def test_a_number_the_task_holds_is_quoted_as_typed(value, said):
     words = step_words(f"TYPE: {value} [textbox] Min Price", None, task=task, domain="nyc.com")
     assert words == (f"type '{said}' into the 'Min Price' field" if said else
                      "fill in the 'Min Price' field with the value your task gives")
+
+
+def test_a_place_the_task_names_is_no_site_it_names():
+    """"in Fiji" names a place: fiji.travel, an ad a deal's page links to, is away from travelzoo.com."""
+    r = _visits([ZOO + "/", ZOO + "/deals/", "https://www.fiji.travel/?utm_source=direct-travelzoo.com",
+                 "https://www.fiji.travel/stay"], task="Select a deal which is highly rated in Fiji location in travelzoo")
+    assert left_site(r) is not None
