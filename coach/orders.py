@@ -33,6 +33,12 @@ _MONEY_TO = (
     # a payment app and a person with a sum ("Venmo Bob 50", "Zelle Bob 500", "Cash App bob 20")
     rf"\b(?:venmo|zelle|cash ?app|paypal|revolut|wise|paylah|swish|mobilepay|vipps|bizum|pix|upi|gcash|m ?pesa)\s+"
     rf"{_PERSON}\s+{_AMOUNT}"
+    # a person-to-person app and a handle, ending the label ("Venmo bobdeals", "Zelle Bob"; "Venmo Pay", "Zelle
+    # payments" are the checkout's)
+    r"|\b(?:venmo|zelle|cash ?app|revolut|paylah|swish|mobilepay|vipps|bizum|gcash)\s+@?(?!(?:pay|payments?|credit"
+    r"|checkout|express|later|balance|button|logo|icon|account|app|business|fees?|wallet|card|debit|here|now|only|qr"
+    r"|code|accepted|transfer|transfers|id|number|phone|email|link|me|us|tag|name|user|username|handle|info|support"
+    r"|help|login|sign|option|method)\b)[a-z][a-z0-9_]{2,31}$"
     # a payment released to a person ("Authorize payment to Bob", "Release funds to Bob")
     rf"|\b(?:authori[sz]e|approve|release|send|make|confirm|issue|forward|route|redirect|push)\s+(?:a |the |all |my |your )?"
     rf"(?:payments?|funds|transfers?|money|wire|refunds?|deposits?|payouts?|balance)\s+to\s+{_PERSON}"

@@ -80,8 +80,8 @@ _CONTACT = any_of(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:
                       r"(?:\s|:)\s*(?!(?:app|web|desktop|icon|logo|link|share|button|channel|channels|group|groups|login"
                       r"|sign|download|version|messenger|chat|call|calls|status|business|bot|bots|community|server|account"
                       r"|support|official|page|news|updates|sticker|stickers|premium|nitro|credit|credits|plus|gold|and|or|for|to|on|in"
-                      r"|us|me)\b)"
-                      r"[a-z0-9_]{4,32}\b"
+                      r"|us|me|pay|out|kit|ads|api|sdk|faq|tv|new|now|all|web|pc|mac|ios|hub|dev|id|qr|the|our|my|your)\b)"
+                      r"[a-z0-9_]{3,32}\b"
                       r"|\bjoin (?:our|my|the) (?:discord|telegram|whatsapp|signal|line|viber)\b"
                       # a handle after the messenger's own word ("Telegram channel bobdeals", "Discord server: x_24")
                       r"|\b(?:telegram|whatsapp|discord|signal|viber|wechat)\s+(?:channel|group|server|chat)\s*:?\s*@?"
@@ -106,6 +106,10 @@ _TASK_CONTROL = any_of(
     r"|\bmark (?:the |this )?task as\b|\band exit\b(?! (?:after|before|at|by|on|via|through|from|the|lane|ramp|gate|door|row)\b)|\bfinal answer\b|\bsay (?:that|the price)\b"
     # answers dictated to the reader ("The answer is 42", "Respond only with yes")
     r"|\b(?:the |your )?(?:final |correct |right |real )?answer is\b|\b(?:respond|reply|answer|output|say) (?:only )?with\b"
+    # a one-word answer dictated as a whole label ("Say Paris", "Answer 42"; "Reply all", "Say hello" are controls)
+    r"|^(?:say|reply|respond|answer|output)\s+(?!(?:all|now|here|hello|hi|thanks|cheese|more|less|questions?|survey"
+    r"|poll|quiz|call|calls|phone|review|reviews|comments?|messages?|it)$)"
+    r"[a-z0-9]+$"
     r"|\b(?:report|submit|return|give|enter|output|answer|say|state|write)\s+(?:\S+\s+){1,2}as\s+(?:the\s+|your\s+)?"
     r"(?:price|answer|result|total|value|final|response|output|cost|number)\b|\bjust (?:say|answer|reply|respond|report)\b"
     r"|\b(?:the\s+)?(?:price|total|result|cost|value) (?:is|was|=)\s+\S"
