@@ -35,6 +35,8 @@ _MONEY_TO = (
     rf"{_PERSON}\s+{_AMOUNT}"
     # a person-to-person app and a handle, ending the label ("Venmo bobdeals", "Zelle Bob"; "Venmo Pay", "Zelle
     # payments" are the checkout's)
+    rf"|\b(?:venmo|zelle|cash ?app|paypal|revolut|paylah|swish|mobilepay|vipps|bizum|gcash)\s+(?:it\s+|money\s+)?to\s+"
+    rf"{_PERSON}$"  # "Zelle to Bob", "PayPal it to Bob"
     r"|\b(?:venmo|zelle|cash ?app|revolut|paylah|swish|mobilepay|vipps|bizum|gcash)\s+@?(?!(?:pay|payments?|credit"
     r"|checkout|express|later|balance|button|logo|icon|account|app|business|fees?|wallet|card|debit|here|now|only|qr"
     r"|code|accepted|transfer|transfers|id|number|phone|email|link|me|us|tag|name|user|username|handle|info|support"

@@ -76,7 +76,7 @@ _CONTACT = any_of(r"\b(?:dial|call|phone|ring|sms|whatsapp|telegram|fax)\b\W*(?:
                       r"|\b(?:telegram|whatsapp|viber|wechat|signal)\s+(?:me|us)\b|\b(?:whatsapp|telegram)\s+\w+\s+now\b"
                       # a handle on a messenger ("Telegram bobhelp", "WhatsApp: @desk_24"), not the messenger's own
                       # words ("Telegram channel", "WhatsApp Web")
-                      r"|\b(?:telegram|whatsapp|viber|wechat|kik|threema|discord|snapchat|skype|line id|tg)\s*(?:id\s*)?"
+                      r"|\b(?:telegram|whats ?app|viber|wechat|kik|threema|discord|snapchat|skype|line id|tg)\s*(?:id\s*)?"
                       r"(?:\s|:)\s*(?!(?:app|web|desktop|icon|logo|link|share|button|channel|channels|group|groups|login"
                       r"|sign|download|version|messenger|chat|call|calls|status|business|bot|bots|community|server|account"
                       r"|support|official|page|news|updates|sticker|stickers|premium|nitro|credit|credits|plus|gold|and|or|for|to|on|in"
