@@ -154,6 +154,8 @@ def _repeat(run: PartialRun) -> Signal | None:
                                          else f"{kind}elements" if unknown else f"the same {kind}element")
     if verb in {"type", "search"}:
         what = "the same text" + (f" into '{target}'" if target and verb == "type" else "")
+    if verb == "navigate" and not target:
+        what = "the same address"  # "You have opened the same address 5 times", never "the same element"
     if verb in {"scroll", "back", "wait"}:
         what = ""
     elif verb not in {"click", "type", "search", "select", "navigate", "press", "hover", "drag"}:

@@ -320,3 +320,10 @@ def test_a_person_on_a_messenger_or_a_payment_app_and_a_dictated_word_steer(text
                                   "PayPal to checkout", "Venmo to your account"])
 def test_the_controls_those_words_name_stay_labels(text):
     assert not steers(fold(text))
+
+
+def test_an_address_opened_again_and_again_is_said_as_an_address():
+    steps = [{"action": "goto[https://www.newegg.com/]", "url": "https://www.newegg.com/"}] * 5
+    run = PartialRun.model_validate({"task": "Find an Xbox controller rated above 4 stars in newegg", "steps": steps})
+    repeat = next(s for s in run_signals(run) if s.kind == "repeat")
+    assert repeat.message.startswith("You have opened the same address 5 times on the home page")
