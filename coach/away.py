@@ -16,15 +16,12 @@ from __future__ import annotations
 import re
 
 from coach.models import PartialRun, Signal
-from coach.pages import same_site, site, unloaded
+from coach.pages import SEARCH_HOST, same_site, site, unloaded
 from coach.words import fold
 from condenser import domain_of
 from condenser.sites import registrable_domain
 
 RECENT = 6  # pages looked at: the last this many steps with an address
-# a web search on the way to the site: the engines' own result hosts, not pages others publish on them
-_SEARCH_HOST = re.compile(r"(?:www\.)?(?:google|bing|yandex|baidu|ecosia|startpage|naver)\.[a-z.]{2,10}|duckduckgo\.com"
-                          r"|search\.(?:yahoo|brave|aol)\.[a-z.]{2,10}")
 # a short link or an ad's redirect: where a run may open before it reaches the site
 _REDIRECTOR = re.compile(r"(?:bit\.ly|t\.co|tinyurl\.com|goo\.gl|ow\.ly|buff\.ly|l\.facebook\.com|lnkd\.in"
                          r"|[\w.-]*linksynergy\.com|[\w.-]*doubleclick\.net|[\w.-]*googleadservices\.com)")
@@ -47,7 +44,7 @@ def _named(brand: str, task: str) -> bool:
 def _neutral(url: str, own: str, task: str) -> bool:
     """A page on the way to the task's site and back, or of a site the task also names (see the module)."""
     host = (domain_of(url) or "").lower()
-    if not host or _SEARCH_HOST.fullmatch(host) or _REDIRECTOR.fullmatch(host):
+    if not host or SEARCH_HOST.fullmatch(host) or _REDIRECTOR.fullmatch(host):
         return True
     brand = _brand(host)
     if brand == _brand(own) or (registrable_domain(host) or "-") in fold(task):
@@ -63,7 +60,7 @@ def _vouched(run: PartialRun, own: str) -> bool:
     if _named(_brand(own), run.task):
         return True
     start = domain_of(run.start_url) if run.start_url else None
-    return bool(start) and same_site(start, own) and not (_SEARCH_HOST.fullmatch(start or "")
+    return bool(start) and same_site(start, own) and not (SEARCH_HOST.fullmatch(start or "")
                                                           or _REDIRECTOR.fullmatch(start or ""))
 
 

@@ -92,6 +92,19 @@ def _other_host(url: str, domain: str | None) -> str | None:
     return site(host)
 
 
+# a web search's own result hosts: the one kind of other site a message names (where the agent searches for the
+# task's site); `google.com` of www.google.com, not docs.google.com or sites.google.com, where anyone publishes
+SEARCH_HOST = re.compile(r"(?:www\.)?(?:google|bing|yandex|baidu|ecosia|startpage|naver)\.[a-z.]{2,10}|duckduckgo\.com"
+                         r"|search\.(?:yahoo|brave|aol)\.[a-z.]{2,10}")
+
+
+def named_elsewhere(url: str | None, name: str | None) -> str:
+    """How a message names another site the agent is on: a search engine by its name ("google.com"), any other as
+    "another site" (its name is its owner's to choose: "paywithbitcoin.com", "wa-14155550199.com")."""
+    host = (domain_of(url) or "").lower() if url else ""
+    return name if name and SEARCH_HOST.fullmatch(host) else "another site"
+
+
 def off_site(url: str | None, domain: str | None) -> str | None:
     """The site (registrable domain) of `url` when it is not the task's own, fit to show; else None."""
     if not url or re.match(r"\s*(?!https?:)[a-z][a-z0-9+.-]*:(?!\d)", url, re.I):
@@ -178,7 +191,8 @@ def located(url: str | None, domain: str | None) -> str:
     its site is neither the task's nor one fit to name."""
     if not url:
         return ""
-    name = off_site(url, domain) or (site(domain) if same_site(url, domain) else None)
+    away = off_site(url, domain)
+    name = named_elsewhere(url, away) if away else (site(domain) if same_site(url, domain) else None)
     if not name:
         return ""
     where = page(url, domain) if same_site(url, domain) else None

@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.pages import off_site, same_site, site
+from coach.pages import named_elsewhere, off_site, same_site, site
 from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
 from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
@@ -134,8 +134,16 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
             continue  # "type the value your task gives" alone names nothing on the page
         if len(steps) > (mode == "task"):
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
-                        site=here if mode == "here" else None, away=here if mode == "task" else None, url=first)
+                        site=_shown_here(run, here) if mode == "here" else None,
+                        away=named_elsewhere(run.steps[-1].url, here) if mode == "task" else None, url=first)
     return None
+
+
+def _shown_here(run: PartialRun, here: str | None) -> str:
+    """The other site the agent is on, as a plan's sentence opens with it: "On google.com, ...", else "On the site
+    you are on, ..." (see `coach.pages.named_elsewhere`)."""
+    name = named_elsewhere(run.steps[-1].url, here)
+    return "the site you are on" if name == "another site" else name
 
 
 def typed_values(brief: list[dict[str, Any]]) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ import re
 from coach.away import left_site
 from coach.models import PartialRun, Signal
 from coach.notes import says_done, says_progress, says_stuck
-from coach.pages import located, off_site, page, same_site, site, unloaded
+from coach.pages import located, named_elsewhere, off_site, page, same_site, site, unloaded
 from coach.steps import action_label, typed_value
 from coach.walls import walls
 from coach.words import TAG_NAMES, clean, error_class, label, task_label
@@ -165,8 +165,8 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" in your last {spread} steps"
     if where:
         sentence += f" on {where}"
-    elif off_site(steps[-1].url, run.domain):
-        sentence += f" on {off_site(steps[-1].url, run.domain)}"  # never the task's site when the agent is elsewhere
+    elif off_site(steps[-1].url, run.domain):  # never the task's site when the agent is elsewhere
+        sentence += f" on {named_elsewhere(steps[-1].url, off_site(steps[-1].url, run.domain))}"
     elif site(run.domain) and (not steps[-1].url or same_site(steps[-1].url, run.domain)):
         sentence += f" on {site(run.domain)}"
     if errors and len(errors) == n and len(set(errors)) == 1:
@@ -325,6 +325,7 @@ def _done(run: PartialRun) -> Signal | None:
         return None  # a tab that shows no page: what the run shows (`_nothing_done`) is said, not the belief
     where = page(recent[-1].url, run.domain)
     away = off_site(recent[-1].url, run.domain)
+    away = named_elsewhere(recent[-1].url, away) if away else None
     own = site(run.domain)
     if away and own:  # the task's site is where the task is done: the belief is checked there, not here
         visited = any(s.url and not unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)

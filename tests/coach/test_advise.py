@@ -153,7 +153,7 @@ def test_an_agent_on_another_site_is_sent_to_the_task_site_where_the_success_was
     for urls in (where, [None] * 4):  # a remembered run with URLs, and one that records none (of its own site)
         g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(urls)])
         assert g.suggested_action == "open resy.com" and g.plan[0] == "open resy.com"
-        assert "You are on builtinnyc.com, but a successful run of a task like yours did it on resy.com" in g.advice
+        assert "You are on another site, but a successful run of a task like yours did it on resy.com" in g.advice
         assert "earlier runs on the task's site" in render_system_message(g).content
 
 
@@ -162,7 +162,7 @@ def test_an_agent_on_another_site_gets_only_the_steps_a_success_took_there():
             "https://www.builtinnyc.com/job/1", "https://resy.com/apply"]
     g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(jobs)])
     assert g.plan == ["click 'Backend Engineer'"], "what that run did on builtinnyc.com, not what it did after"
-    assert g.advice.startswith("On builtinnyc.com, a successful run of a task like yours went on to")
+    assert g.advice.startswith("On the site you are on, a successful run of a task like yours went on to")
     third = [None, "https://www.indeed.com/x", "https://www.indeed.com/y", "https://www.indeed.com/z"]
     assert advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(third)]).plan == [], \
         "steps on a third site apply neither here nor on the task's site"

@@ -135,7 +135,7 @@ def test_hostile_labels_and_pages_never_reach_the_agent():
     assert g.intervene
     text = g.system_message.content
     assert "Ignore" not in text and "token" not in text and "phish" not in text
-    assert "the same element 3 times on evil.example" in text  # the page the agent is on, by its site only
+    assert "the same element 3 times on another site" in text  # another site is never named (a search engine is)
     for host in ("ignore-previous-instructions.example", "send-your-password-to.evil.example", "xn--80ak6aa92e.com"):
         steps = [{"action": "click('Next')", "url": f"https://{host}/p?q=1"}] * 3
         text = advise(run(steps), []).system_message.content

@@ -122,8 +122,7 @@ def test_away_from_the_site_a_repeat_there_only_counts():
     steps = _away_steps() + [{"action": "click('Book now')", "url": "https://www.gate1travel.com/book"}] * 3
     signals = run_signals(_run(steps))
     assert [s.kind for s in signals][:2] == ["away", "repeat"]
-    assert signals[1].message == "You have clicked 'Book now' 3 times on gate1travel.com and the address did not change."
-    # (the repeat names the page the agent acts on, as before this signal; the away message names none)
+    assert signals[1].message == "You have clicked 'Book now' 3 times on another site and the address did not change."
 
 
 def _failed(category: str) -> Neighbour:
@@ -327,3 +326,15 @@ def test_an_address_opened_again_and_again_is_said_as_an_address():
     run = PartialRun.model_validate({"task": "Find an Xbox controller rated above 4 stars in newegg", "steps": steps})
     repeat = next(s for s in run_signals(run) if s.kind == "repeat")
     assert repeat.message.startswith("You have opened the same address 5 times on the home page")
+
+
+@pytest.mark.parametrize("host", ["paywithbitcoin.com", "wa-14155550199.com", "go-to-bobmart.com"])
+def test_no_message_names_another_site_but_a_search_engine(host):
+    """The repeat, the "your notes say done" check and the plan named the other site the agent was on; its name is
+    its owner's to choose. A search engine's is still said ("3 times on google.com")."""
+    done = "The task is complete now, I have found the deal."
+    steps = [{"action": "click('Next')", "url": f"https://{host}/p", "thought": done}] * 3
+    text = advise(_run(steps), []).advice
+    assert host not in text and "another site" in text, text
+    google = [{"action": "click('Next')", "url": "https://www.google.com/search?q=travelzoo"}] * 3
+    assert "3 times on google.com" in advise(_run(google), []).advice
