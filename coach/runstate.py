@@ -232,7 +232,7 @@ def _remedy(verb: str, error: str | None, target: str | None = None, away: str |
     if verb == "navigate":
         return "the address does not lead where you need; reach the page through the site's menu or search instead"
     if away and verb == "click":  # "the site's search" on google.com is the search box it keeps using
-        return f"this page is not on {away}, where the task is done; open {away} (navigate to its address) instead"
+        return f"this page is not on {away}, the site your task is on; open {away} (navigate to its address) instead"
     if verb == "click" and target and _SUBMIT.match(target):
         return ("the form it sends is likely missing an entry (a field left empty or an option not chosen); fill in "
                 "what your task gives, look for a message next to the fields, then click it once")
@@ -333,8 +333,8 @@ def _done(run: PartialRun) -> Signal | None:
         return Signal("done", 0.7, (
             f"Your own notes say the task is complete, but you are on {away} now, not on {own}: go back to {own}, "
             "check that its page shows everything the task asks for, and end the run only then." if visited else
-            f"Your own notes say the task is complete, but this run has not opened {own} yet, where the task is "
-            f"done: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
+            f"Your own notes say the task is complete, but this run has not opened {own} yet, the site your task is "
+            f"on: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
             {"notes": sum(said), "away": away, "visited": visited})
     name = away or (own if same_site(recent[-1].url or "", run.domain) else None)  # never "on ticketshop.com" for a site not named
     target = _target(recent[-1], run.task)
