@@ -161,7 +161,8 @@ def advise(
     if plan is not None and (finished or dead_end(run, signals, plan.url)):
         plan = None  # another run's next steps do not apply on a wall or a tab that shows no page of the site
     plan = _without_repeated_step(plan, signals)
-    parts = [s.message for s in signals[:2]]
+    parts = [s.message for s in signals[:2] if s.message]  # a signal said inside another's words has none of its own
+    own_said = len(parts)
     if plan is not None:
         parts.append(_plan_sentence(plan, run.domain))
     # how another run ended, in general words, only where nothing more specific is said (one remedy a message):
@@ -176,7 +177,7 @@ def advise(
     lesson = _usable_lesson(lessons or [], run)
     if lesson:
         parts.append(f"A lesson for this error: {lesson}")
-    heard = (bool(signals), len(parts) > len(signals[:2]))
+    heard = (bool(signals), len(parts) > own_said)
     speak = speak and bool(parts)  # a plan dropped at a dead end leaves nothing to say: no "carry on" interruption
     advice = " ".join(parts) or "Nothing in this run or in earlier runs on this site calls for a change; carry on."
     advice = _SHORTENED_STOP.sub("…", advice)  # a shortened page ends a sentence: "at /video/…." reads "…"
@@ -185,6 +186,8 @@ def advise(
                None)  # a wall first still has its repeat
     shown = signals[:2]  # the findings the advice says in full
     away = next((s for s in shown if s.kind == "away"), None)
+    if away is not None and away.facts.get("linked"):
+        away = None  # the site's own link: whether to go back is the agent's to tell (its message says how)
     if finished:
         error = "acting on the page after your own notes say the task is complete"
     elif away is not None:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 
 from coach.models import PartialRun, Signal
-from coach.pages import SEARCH_HOST, same_site, site, unloaded
+from coach.pages import SEARCH_HOST, brand, brand_service, same_site, site, unloaded
 from coach.words import fold
-from condenser import domain_of
+from condenser import action_verb, domain_of
 from condenser.sites import registrable_domain
 
 RECENT = 6  # pages looked at: the last this many steps with an address
@@ -31,11 +31,6 @@ _HAND_OVER = re.compile(r"(?:^|[./_-])(?:log-?in|sign-?in|sso|oauth2?|authorize|
                         re.I)
 
 
-def _brand(host: str | None) -> str:
-    """The name a site goes by (`travelzoo` of www.travelzoo.com, `amazon` of amazon.co.uk)."""
-    return (registrable_domain(host) or "").split(".")[0] if host else ""
-
-
 def _named(brand: str, task: str) -> bool:
     """The task names the site by its brand as a word ("in travelzoo", "on last.fm"; not "travelzoo-deals")."""
     return len(brand) >= 3 and bool(re.search(rf"(?<![a-z0-9-]){re.escape(brand)}(?![a-z0-9-])", fold(task)))
@@ -46,8 +41,7 @@ def _neutral(url: str, own: str, task: str) -> bool:
     host = (domain_of(url) or "").lower()
     if not host or SEARCH_HOST.fullmatch(host) or _REDIRECTOR.fullmatch(host):
         return True
-    brand = _brand(host)
-    if brand == _brand(own) or (registrable_domain(host) or "-") in fold(task):
+    if brand_service(host, own) or (registrable_domain(host) or "-") in fold(task):
         return True  # its own brand elsewhere, or a site the task names by its address ("on walmart.com"); a brand
         # alone is no site the task names: "in Fiji" names a place, and fiji.travel is an ad
     address = url.split("://", 1)[-1]
@@ -57,11 +51,29 @@ def _neutral(url: str, own: str, task: str) -> bool:
 def _vouched(run: PartialRun, own: str) -> bool:
     """Something besides the run's first page says `own` is the task's site: the task names it, or the run was
     started there (and it is no search engine or short link)."""
-    if _named(_brand(own), run.task):
+    if _named(brand(own), run.task):
         return True
     start = domain_of(run.start_url) if run.start_url else None
     return bool(start) and same_site(start, own) and not (SEARCH_HOST.fullmatch(start or "")
                                                           or _REDIRECTOR.fullmatch(start or ""))
+
+
+# an address that says an ad or a partner's offer brought the visitor (`?utm_source=ad`, an affiliate's click id)
+_AD_MARK = re.compile(r"[?&#](?:utm_[a-z]+|aff(?:iliate)?(?:_?id)?|affid|clickid|irclickid|cjevent|gclid|fbclid|msclkid"
+                      r"|campaign(?:_?id)?|adid|ad_?id|sponsor(?:ed)?)=", re.I)
+
+
+def _linked(run: PartialRun, own: str) -> bool:
+    """The agent reached the other sites by clicking a link on a page of the task's site (not by an address it typed
+    or a search) that no ad's marks follow: the site itself sent it there, maybe for its own form or document (a
+    rebate tracker, a menu's PDF), maybe for a partner's offer; the agent can tell which."""
+    steps = [s for s in run.steps if s.url and not unloaded(s.url) and domain_of(s.url)]
+    for before, after in zip(reversed(steps[:-1]), reversed(steps[1:]), strict=True):
+        if same_site(after.url or "", own):
+            return False  # back on the site after it: a later departure decides
+        if same_site(before.url or "", own):
+            return action_verb(before.action) == "click" and not _AD_MARK.search(after.url or "")
+    return False
 
 
 def left_site(run: PartialRun) -> Signal | None:
@@ -77,15 +89,21 @@ def left_site(run: PartialRun) -> Signal | None:
     if not gone[-1] or not (gone[-2] or n >= 3 and 2 * n >= len(recent)):
         return None  # one page away and back to the site's: maybe a page the site opens for a moment
     visited = any(same_site(u, run.domain) for u in pages)
+    linked = _linked(run, own) if visited else False
     count = f"{n} of your last {len(recent)} pages were on other sites than {own}" if n < len(recent) else \
         f"your last {n} pages were on other sites than {own}"
-    if visited:
+    if linked:  # the site's own link: its form or document elsewhere (a rebate tracker), or an ad: the agent can tell
+        message = (f"You followed a link on {own} to another site, and {count}. If {own} sent you there for this task "
+                   f"(a form or a document it links to), finish it there; if it is an ad or a partner's offer, go back "
+                   f"to {own} (the browser's back) and finish the task on its own pages.")
+    elif visited:
         message = (f"You have left {own}, the site your task is on: {count}. Links that lead off {own} (ads, "
                    f"partners' offers) do not do the task: go back to {own} (the browser's back, or navigate to its "
                    f"address) and finish the task on its own pages.")
     else:
         message = (f"This run has not opened {own} yet, the site your task is on, and {count}: what you do on other "
                    f"sites does not do the task. Open {own} (navigate to its address) and do the task there.")
-    return Signal("away", round(min(0.8, 0.5 + 0.05 * n + (0.1 if not visited else 0.0)), 2), message,
-                  {"site": own, "pages": n, "visited": visited, "count": count,
+    confidence = 0.5 if linked else min(0.8, 0.5 + 0.05 * n + (0.1 if not visited else 0.0))
+    return Signal("away", round(confidence, 2), message,
+                  {"site": own, "pages": n, "visited": visited, "count": count, "linked": linked,
                    "step": f"go back to {own}" if visited else f"open {own}"})

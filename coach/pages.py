@@ -105,6 +105,29 @@ def named_elsewhere(url: str | None, name: str | None) -> str:
     return name if name and SEARCH_HOST.fullmatch(host) else "another site"
 
 
+# words a brand's own services put before or after its name (shopmarriott, amc-theatres-res, mytesla)
+_AFFIXED = re.compile(r"shop|store|book(?:ing)?|my|go|get|res|cdn|static|media|img|images|assets|files|help|support"
+                      r"|careers|jobs|secure|app|news|blog|-")
+
+
+def brand(host: str | None) -> str:
+    """The name a site goes by (`travelzoo` of www.travelzoo.com, `amazon` of amazon.co.uk)."""
+    return (registrable_domain(host) or "").split(".")[0] if host else ""
+
+
+def brand_service(url: str | None, domain: str | None) -> bool:
+    """`url` is on another domain of the site's own brand: the brand under another suffix (amazon.co.uk), or with a
+    word of its own services (shopmarriott.com, amc-theatres-res.cloudinary.com, store.mytesla.com); never a name
+    that only begins with it (teslarati.com, a fan site) or a brand shorter than four letters."""
+    host, mine = (domain_of(url) or "").lower() if url else "", brand(domain)
+    if not host or not mine or same_site(host, domain or ""):
+        return False
+    if brand(host) == mine:
+        return True
+    return len(mine) >= 4 and any(mine in (name := label.replace("-", "")) and _AFFIXED.fullmatch(
+        name.removeprefix(mine).removesuffix(mine) or "-") for label in host.split(".")[:-1])
+
+
 def off_site(url: str | None, domain: str | None) -> str | None:
     """The site (registrable domain) of `url` when it is not the task's own, fit to show; else None."""
     if not url or re.match(r"\s*(?!https?:)[a-z][a-z0-9+.-]*:(?!\d)", url, re.I):

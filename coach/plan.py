@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.pages import named_elsewhere, off_site, same_site, site
+from coach.pages import brand_service, named_elsewhere, off_site, same_site, site
 from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
 from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
@@ -77,6 +77,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
     own = [n for n in on_site(neighbours, run.domain) if n.success is True and n.verified and n.steps_brief]
     t = len(run.steps)
     here = elsewhere(run)
+    if here and brand_service(run.steps[-1].url, run.domain):
+        return None  # the brand's own shop or files: where the task's site sent it, not a site to take it back from
     chosen = _url_choices(run)  # read once: the same for every candidate
     just_done = _last_labels(run)
     for template, _, n in _ranked(run, own):

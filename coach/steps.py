@@ -8,6 +8,7 @@ look-alikes is none.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from coach.pages import page, same_site, site
@@ -51,6 +52,60 @@ def value_in_task(value: str | None, task: str) -> str | None:
     if re.fullmatch(r"[$€£]?\d[\d.,]*", v):  # a number the task holds as a number ("100" of "$100 to $200", not of
         return v if re.search(rf"(?<![\d.,]){re.escape(v)}(?![\d]|[.,]\d)", clean(task)) else None  # "$1005")
     return v if norm(v) in norm(clean(task)) and label(v) else None
+
+
+_WORD = re.compile(r"\w[\w'.&-]*")
+
+
+def aligned_value(value: str | None, other_task: str | None, task: str) -> str | None:
+    """What the task says where the other run's task said `value`, when the two tasks differ just there ("Barclays
+    Center" typed for "... happening at Barclays Center in parking": "Madison Square Garden" of "... happening at
+    Madison Square Garden in parking"; "John" of "John Doe" where the task has "Monty Lue": "Monty"), else None.
+
+    Only words of the task itself come out (checked as `value_in_task`), never the other run's."""
+    if not value or not other_task or len(value) > 60:
+        return None
+    theirs, mine = list(_WORD.finditer(clean(other_task))), list(_WORD.finditer(clean(task)))
+    a, b = [fold(m.group(0)) for m in theirs], [fold(m.group(0)) for m in mine]
+    want = [fold(w) for w in _WORD.findall(clean(value))]
+    if not want or len(want) > 6:
+        return None
+    starts = [i for i in range(len(a) - len(want) + 1) if a[i:i + len(want)] == want]
+    if len(starts) != 1:
+        return None  # not in the other task, or twice there: which of the task's words stand for it is unknown
+    i, j = starts[0], starts[0] + len(want)
+    for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag != "replace" or not (a0 <= i and j <= a1):
+            continue
+        if (a0, a1) == (i, j):
+            lo, hi = b0, b1  # the whole differing part: "Barclays Center" -> "Madison Square Garden"
+        elif a1 - a0 == b1 - b0:
+            lo, hi = b0 + (i - a0), b0 + (j - a0)  # word for word: "John" of "John Doe" -> "Monty" of "Monty Lue"
+        else:
+            return None
+        if not 0 < hi - lo <= 6:
+            return None
+        return value_in_task(clean(task)[mine[lo].start():mine[hi - 1].end()], task)
+    return None
+
+
+# a button that counts what another run's search found ("Show 664 stays", "See all 1,204 results"): the count is its
+_RESULT_COUNT = re.compile(r"(?i)^((?:show|see|view|display|browse|explore|load|get)(?: all| more| the)?\s+)(\d[\d,.]*\+?)"
+                      r"(\s+[a-z]+(?:\s+[a-z]+)?)$|^(\d[\d,.]*\+?)(\s+(?:results?|items?|stays|homes|listings"
+                      r"|properties|hotels|matches|products|deals|options|cars|vehicles|flights|jobs|restaurants|places"
+                      r"|tours|activities|reviews))$")
+
+
+def uncounted(target: str, task: str) -> str:
+    """A label with another search's count in it, with "…" for the count ("Show … stays"); the label as it is when
+    it counts nothing or the task holds the number."""
+    m = _RESULT_COUNT.match(target)
+    if not m:
+        return target
+    number = m.group(2) or m.group(4)
+    if re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", clean(task)):
+        return target
+    return target.replace(number, "…", 1)
 
 
 def action_label(action: str) -> str | None:
@@ -272,7 +327,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         return f"press {key.group(1).title()}"
     if verb in {"type", "search", "select"}:
         raw_value = typed_value(action)
-        value = value_in_task(raw_value, task)
+        value = value_in_task(raw_value, task) or aligned_value(raw_value, other_task, task)
         field = _field_label(action, description, task)
         if field and raw_value and not value and fold(raw_value)[:40] in fold(field) or (
                 field and _foreign(field, f"{task} | {domain or ''}", other_task, other_values)):
@@ -302,7 +357,7 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         return None
     if _spoofs_site(target, domain):
         return None
-    return f"{_VERB_WORDS.get(verb, verb)} '{target}'"
+    return f"{_VERB_WORDS.get(verb, verb)} '{uncounted(target, task)}'"
 
 
 def _spoofs_site(text: str, domain: str | None) -> bool:

@@ -95,12 +95,17 @@ _WALL_WORDS = {
                "blocks automated access.",
     "captcha_first": "{Site} shows a captcha or bot check{at}, before any of its pages has loaded for you. Do not "
                      "type guesses into it or reload again and again: report that the site blocks automated access.",
+    # the ways round it were tried, or lead into it: "go back ... the site's own search" would send it in again
+    "captcha_tried": "{Site} shows a captcha or bot check{at}{tried}. Do not type guesses into it or reload again and "
+                     "again: report that the site blocks automated access.",
     "not_found": "The page{at} does not exist. Go back, or navigate from {site}'s home page or menu instead of a "
                  "guessed address.",
     "not_found_link": "The page{at} does not exist: the link you followed leads nowhere. Go back and reach the page "
                       "another way ({site}'s menu or search).",
     "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
                "page another way (the site's home page, menu or search), or report that the site blocks access.",
+    "blocked_tried": "{Site} refuses access{at}{tried}. Loading the same address again will not help: report that "
+                     "the site blocks access.",
     "load_error": "The browser could not load the page{came}: it shows its own error page. Loading the same address "
                   "again will not help: go back and reach the page another way (the site's home page, menu or "
                   "search), or report that the site cannot be reached.",
@@ -172,7 +177,7 @@ def walls(run: PartialRun) -> list[Signal]:
         if kind == "empty_results" and not (in_page or in_words):
             continue
         at = page(last.url, run.domain)
-        key = kind
+        key, tried = kind, ""
         if kind == "blocked" and (unloaded(last.url) or any(_LOAD_ERROR.search(t) for t in hard)):
             key = "load_error"  # the browser's page, not the site's: no site is named
         if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
@@ -182,6 +187,8 @@ def walls(run: PartialRun) -> list[Signal]:
                 st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
                 for st in steps[:-1]):
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
+        elif kind in {"captcha", "blocked"} and key == kind and (why := _tried(run, at)) is not None:
+            key, tried = f"{kind}_tried", why
         elif kind == "login" and _ACCOUNT_TASK.search(run.task):
             key = "login_only"  # following, liking, a playlist, a history: no guest way exists
         elif kind == "not_found" and action_verb(last.action) not in {"navigate", "other"}:
@@ -191,11 +198,29 @@ def walls(run: PartialRun) -> list[Signal]:
         ways = ("a guest lookup with the details your task gives (an order or booking number, an e-mail), public "
                 "pages" if _LOOKUP_TASK.search(run.task) else "guest checkout, public pages, the site's search"
                 if _PURCHASE_TASK.search(run.task) else "public pages, the site's search")
-        message = _WALL_WORDS[key].format(on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
+        message = _WALL_WORDS[key].format(tried=tried, on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
                                           Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
         out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
     return out
+
+
+def _tried(run: PartialRun, at: str | None) -> str | None:
+    """What makes "go back and reach the page another way (the site's search or menu)" no remedy at a captcha or a
+    refusal, in words (" after your search", ", and you have gone back already"), else "": the step that led to the
+    wall was a search on the site (its search leads into it), the agent has gone back twice in its last steps, or the
+    wall stands at the site's home page (its search and menu are behind it; said by "at the home page": ""); else None."""
+    steps = run.steps
+    first = len(steps) - 1  # where the wall began: the steps on its address, the last one's
+    while first > 0 and steps[first - 1].url and steps[first - 1].url == steps[-1].url:
+        first -= 1
+    led = steps[first - 1] if first > 0 else None
+    verb = action_verb(led.action) if led is not None else ""
+    if led is not None and (verb == "search" or verb in {"type", "press"} and re.search(r"(?i)search", led.action)):
+        return " after your search"  # "fill_search[35,laptop]", "TYPE: laptop [searchbox]", a search engine's too
+    if sum(action_verb(s.action) == "back" for s in steps[-5:]) >= 2:
+        return ", and you have gone back already"
+    return "" if at == "the home page" else None  # "at the home page": its search and menu are behind it
 
 
 HARD_WALLS = {"wall:captcha", "wall:not_found", "wall:blocked"}

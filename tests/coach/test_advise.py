@@ -565,7 +565,11 @@ def test_a_plan_keeps_an_entry_it_cannot_name_and_never_plans_past_an_entry_it_m
                       task="Find a pharmacy near 45201")
     now = PartialRun.model_validate({"task": "Find a pharmacy near 10018", "start_url": SITE,
                                      "steps": [{"action": "CLICK [link] Pharmacy"}]})
-    plan = success_plan(now, [typed], min_similarity=0.5)
+    plan = success_plan(now, [typed], min_similarity=0.5)  # its ZIP stood where this task's stands: this one's
+    assert plan is not None and plan.steps == ["type '10018'", "click 'Find care'"]
+    unsaid = neighbour(3, 0.95, True, ["CLICK [link] Pharmacy", 'type("Ohio")', "CLICK [button] Find care"],
+                       task="Find a pharmacy near 45201")  # a value its task did not hold: the task's to give
+    plan = success_plan(now, [unsaid], min_similarity=0.5)
     assert plan is not None and plan.steps == ["type the value your task gives", "click 'Find care'"]
     secret = neighbour(2, 0.95, True, ["CLICK [link] Pharmacy", "TYPE: hunter2 [textbox] Password",
                                        "CLICK [button] Find care"], task="Find a pharmacy near 45201")

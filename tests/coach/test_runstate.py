@@ -296,7 +296,7 @@ def test_an_agent_that_says_it_is_done_but_goes_on_is_told_to_end_the_run(notes,
     assert ("Your own notes say the task is complete" in g.advice) is said, g.advice
     if said:
         assert g.intervene and "end the run now with your answer" in g.advice
-        assert "still acting on ticketshop.com at /games/sb-54" in g.advice, "where it is: grounded in its run"
+        assert "still acting on ticketshop.com" in g.advice and "/games/sb-54" in g.advice, "where: from its run"
         assert g.error_to_avoid == "acting on the page after your own notes say the task is complete"
         assert sum(g.advice.count(r) for r in _REMEDIES) == 0, "the done remedy is the one remedy"
         assert "31-20" not in g.advice and "score has been" not in g.advice, "the notes are read, never quoted"
@@ -385,6 +385,11 @@ def test_the_agent_s_last_action_is_said_as_a_fact_not_an_order():
         {"action": "CLICK [link] View cart & check out", "url": "https://shop.com/cart",
          "thought": "The task is complete: the kettle is in the cart."}] * 3})
     advice, _ = _advice(r)
+    assert "you have clicked 'View cart & check out' 3 times" in advice, advice  # the repeat, in the done's words
+    assert "(click '" not in advice
+    once = r.model_copy(update={"steps": [r.steps[0].model_copy(update={"action": a}) for a in
+                                          ("CLICK [link] Kettles", "CLICK [button] Add", "CLICK [link] View cart & check out")]})
+    advice, _ = _advice(once)
     assert "(your last action: clicking 'View cart & check out')" in advice, advice
     assert "(click '" not in advice
 

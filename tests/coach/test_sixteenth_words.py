@@ -195,7 +195,8 @@ def test_cookies_handed_over_still_steer(text):
 
 def test_dev_runs_that_left_the_site_mostly_failed():
     """The figure the README gives: on the dev runs that record addresses (webcanvas), the signal speaks at some
-    step of 43 of the 338 failed runs and of 1 of the 58 successful ones."""
+    step of 40 of the 338 failed runs and of 1 of the 58 successful ones (43 before the brand's own services, its
+    shop and its files, counted as none)."""
     from ems_service.dataset import dev_data_dir, read_jsonl
 
     spoke = {True: 0, False: 0}
@@ -205,7 +206,7 @@ def test_dev_runs_that_left_the_site_mostly_failed():
         runs[ok] += 1
         spoke[ok] += any(left_site(PartialRun(task=t.task, steps=t.steps[:i], domain=t.domain, start_url=t.start_url))
                          for i in range(2, len(t.steps) + 1))
-    assert (spoke[False], runs[False], spoke[True], runs[True]) == (43, 338, 1, 58)
+    assert (spoke[False], runs[False], spoke[True], runs[True]) == (40, 338, 1, 58)
 
 
 def _brief(actions: list[str]) -> list[dict]:

@@ -1,0 +1,215 @@
+"""The seventeenth session's words: a grader read 140 coaching messages on dev runs as the agent would.
+
+Each test is a class of what it found: "end the run now" against what the run shows, the brand's own services and
+the site's own links read as leaving the site, a wall's remedy that sends the agent back into the wall.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from coach import PartialRun, advise
+from coach.away import left_site
+from coach.runstate import run_signals
+
+_DONE = "The task is complete: the page shows the result."
+
+
+def _run(steps: list[dict], task: str = "Find wall art between $25 and $50 in kohls", domain: str = "kohls.com",
+         **extra: object) -> PartialRun:
+    return PartialRun.model_validate({"task": task, "domain": domain, "steps": steps, **extra})
+
+
+def test_the_done_belief_after_actions_that_found_nothing_is_not_approved():
+    """Seven actions that found no element, and notes that say the task is complete: the facts are said, never
+    "end the run now"."""
+    steps = [{"action": "None", "url": "https://www.kohls.com/catalog/wall-art.jsp", "thought": _DONE}] * 4
+    g = advise(_run(steps), [])
+    assert g.intervene and "found no element to act on" in g.advice, g.advice
+    assert "end the run now" not in g.advice and "notes say the task is complete" not in g.advice
+
+
+def test_the_done_belief_on_the_home_page_names_the_page_it_had_open():
+    home, deep = "https://www.last.fm/", "https://www.last.fm/tag/jazz/tracks"
+    steps = [{"action": "CLICK [link] Jazz", "url": deep, "thought": "I will look at the jazz tracks."},
+             {"action": "CLICK [link] Play", "url": deep, "thought": _DONE},
+             {"action": "CLICK [link] Home", "url": home, "thought": _DONE},
+             {"action": "CLICK [link] Charts", "url": home, "thought": _DONE}]
+    g = advise(_run(steps, task="Play the top jazz track in last.fm", domain="last.fm"), [])
+    assert "you are on last.fm's home page now" in g.advice, g.advice
+    assert "you were at /tag/jazz/tracks before" in g.advice and "end the run now" not in g.advice
+
+
+def test_the_done_belief_after_a_filter_was_removed_says_which_of_the_tasks_words_left_the_address():
+    before = "https://www.kohls.com/catalog/wall-art.jsp?CN=Price:$25%20to%20$50&kls_sbp=1"
+    after = "https://www.kohls.com/catalog/wall-art.jsp?kls_sbp=1"
+    steps = [{"action": "CLICK [link] Wall Art", "url": before, "thought": _DONE},
+             {"action": "CLICK [link] $25 to $50", "url": before, "thought": _DONE},
+             {"action": "CLICK [link] Clear all", "url": after, "thought": _DONE}]
+    g = advise(_run(steps), [])
+    assert "no longer holds '25' and '50' from your task" in g.advice, g.advice
+    assert "(clicking 'Clear all')" in g.advice and "end the run now" not in g.advice
+    assert "kls_sbp" not in g.advice and "CN=" not in g.advice  # the task's words only, never the address's
+    kept = [dict(steps[0]), dict(steps[1]), {**steps[2], "url": before + "&sort=price"}]
+    assert "end the run now" in advise(_run(kept), []).advice  # a sort added keeps the task's words: no finding
+
+
+def test_done_and_a_repeat_are_one_diagnosis():
+    url = "https://www.yelp.com/biz/mcdonalds-greenville"
+    steps = [{"action": "CLICK [button] Allow all", "url": url, "thought": _DONE}] * 4
+    g = advise(_run(steps, task="Search for McDonalds in Greenville, SC in yelp", domain="yelp.com"), [])
+    assert g.advice.count("You have") == 0 and "you have clicked 'Allow all' 4 times" in g.advice, g.advice
+    assert g.advice.index("you have clicked") < g.advice.index("end the run now")
+    signals = run_signals(_run(steps, task="Search for McDonalds in Greenville, SC in yelp", domain="yelp.com"))
+    assert [s.kind for s in signals] == ["done", "repeat"] and signals[1].message == ""
+
+
+@pytest.mark.parametrize(("host", "own"), [
+    ("https://www.shopmarriott.com/cart.aspx", "marriott.com"),
+    ("https://amc-theatres-res.cloudinary.com/menu/LargeMenuHandout.pdf", "amctheatres.com"),
+    ("https://store.mytesla.com/accessories", "tesla.com"),
+])
+def test_the_brands_own_services_are_no_departure(host: str, own: str):
+    brand = own.split(".")[0]
+    steps = [{"action": f"goto[https://www.{own}]", "url": f"https://www.{own}/"},
+             {"action": "CLICK [link] Shop", "url": host}, {"action": "CLICK [button] Add", "url": host},
+             {"action": "CLICK [button] Cart", "url": host}]
+    assert left_site(_run(steps, task=f"Buy two pillows in {brand}", domain=own)) is None
+
+
+def test_a_name_that_only_begins_with_the_brand_is_another_site():
+    steps = [{"action": "goto[https://www.tesla.com]", "url": "https://www.tesla.com/"},
+             {"action": "google_search[model x accessories]", "url": "https://www.google.com/search?q=x"},
+             {"action": "click[68]", "url": "https://shop.teslarati.com/collections/model-x"},
+             {"action": "click[104]", "url": "https://shop.teslarati.com/collections/model-x?sort=best"}]
+    signal = left_site(_run(steps, task="Show the best seller accessories for the Model X in tesla", domain="tesla.com"))
+    assert signal is not None and not signal.facts["linked"] and "You have left tesla.com" in signal.message
+
+
+def test_a_link_the_site_itself_offers_is_the_agents_to_judge():
+    """menards.com's rebate page links to the rebate processor's form, which takes the task's name and number:
+    "Links that lead off menards.com (ads, partners' offers) do not do the task: go back" sent the agent off it."""
+    form = "https://www.rebateinternational.com/RebateInternational/tracking.do#track-rebate"
+    steps = [{"action": "goto[https://www.menards.com]", "url": "https://www.menards.com/main/home.html"},
+             {"action": "CLICK [link] Rebate Center", "url": "https://www.menards.com/main/rebates.html"},
+             {"action": "CLICK [link] Track your rebates", "url": "https://www.menards.com/main/rebates.html"},
+             {"action": "TYPE: Monty [textbox] First name", "url": form},
+             {"action": "TYPE: Lue [textbox] Last name", "url": form}]
+    g = advise(_run(steps, task="Track the status of a rebate for Monty Lue, zip 10019 in menards",
+                    domain="menards.com"), [])
+    assert "You followed a link on menards.com to another site" in g.advice, g.advice
+    assert "finish it there" in g.advice and "do not do the task" not in g.advice
+    assert g.error_to_avoid is None and g.suggested_action is None  # no order to leave: the agent judges
+    assert "rebateinternational" not in g.advice  # the other site is never named
+
+
+def test_a_link_with_an_ads_marks_is_leaving_the_site():
+    ad = "https://www.gate1travel.com/specials/fiji.aspx?utm_source=travelzoo&utm_medium=ad"
+    steps = [{"action": "goto[https://www.travelzoo.com]", "url": "https://www.travelzoo.com/"},
+             {"action": "click[53]", "url": "https://www.travelzoo.com/vacations/asia/fiji-escape/"},
+             {"action": "None", "url": ad}, {"action": "click[54]", "url": ad}]
+    g = advise(_run(steps, task="Select a deal in Fiji in travelzoo", domain="travelzoo.com"), [])
+    assert g.advice.startswith("You have left travelzoo.com") and g.suggested_action == "go back to travelzoo.com"
+
+
+@pytest.mark.parametrize(("steps", "tried"), [
+    ([{"action": "goto[https://www.ebay.com]", "url": "https://www.ebay.com/"},
+      {"action": "fill_search[12,laptop]", "url": "https://www.ebay.com/"},
+      {"action": "click[3]", "url": "https://www.ebay.com/splashui/captcha?ap=1"}], " after your search"),
+    ([{"action": "goto[https://www.amazon.com]", "url": "https://www.amazon.com/"},
+      {"action": "CLICK [link] Deals", "url": "https://www.amazon.com/deals"},
+      {"action": "go_back", "url": "https://www.amazon.com/errors/validateCaptcha"},
+      {"action": "go_back", "url": "https://www.amazon.com/errors/validateCaptcha"}], ", and you have gone back already"),
+])
+def test_a_captcha_the_ways_round_led_into_is_reported(steps: list[dict], tried: str):
+    domain = "ebay.com" if "ebay" in steps[0]["url"] else "amazon.com"
+    g = advise(_run(steps, task="Find a laptop", domain=domain), [])
+    assert "shows a captcha or bot check at /" in g.advice and tried + "." in g.advice, g.advice
+    assert "the site's own search" not in g.advice and "report that the site blocks automated access" in g.advice
+
+
+def test_a_captcha_after_a_click_still_offers_another_way():
+    steps = [{"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/"},
+             {"action": "CLICK [link] Plumbers", "url": "https://www.yelp.com/search?cflt=plumbing"},
+             {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]
+    assert "reach the page another way" in advise(_run(steps, task="Find a plumber", domain="yelp.com"), []).advice
+
+
+def test_a_captcha_at_the_home_page_is_reported_without_another_way():
+    steps = [{"action": "goto[https://www.newegg.com]", "url": "https://www.newegg.com/p/pl?d=x"},
+             {"action": "click[9]", "url": "https://www.newegg.com/"}]
+    steps[1]["observation"] = "Are you a human? Please complete the captcha below."
+    g = advise(_run(steps, task="Find an Xbox controller in newegg", domain="newegg.com"), [])
+    assert "captcha or bot check at the home page." in g.advice, g.advice
+    assert "another way" not in g.advice and "report that the site blocks automated access" in g.advice
+
+
+def test_the_page_it_had_open_before_the_home_page_is_never_a_sign_in_page():
+    steps = [{"action": "CLICK [link] History", "url": "https://soundcloud.com/signin?redirect=history"},
+             {"action": "CLICK [link] Back", "url": "https://soundcloud.com/", "thought": _DONE},
+             {"action": "CLICK [link] Clear", "url": "https://soundcloud.com/", "thought": _DONE},
+             {"action": "CLICK [link] Clear", "url": "https://soundcloud.com/", "thought": _DONE}]
+    g = advise(_run(steps, task="Delete my listening history in soundcloud", domain="soundcloud.com"), [])
+    assert "/signin" not in g.advice and "you were at" not in g.advice, g.advice
+
+
+def test_no_plan_takes_the_agent_back_from_the_brands_own_shop():
+    from coach import Neighbour
+    from coach.plan import success_plan
+    from condenser import normalize_action
+
+    won = Neighbour(id=7, similarity=0.9, success=True, task="Search for pillow protectors from the Marriott shop",
+                    domain="marriott.com", summary="", n_steps=4, steps_brief=[
+                        {"norm": normalize_action(a), "action": a, "url": "https://www.marriott.com/"}
+                        for a in ("CLICK [link] Special Offers", "CLICK [link] Pillows", "CLICK [link] Protector")])
+    shop = "https://www.shopmarriott.com/cart.aspx"
+    steps = [{"action": "CLICK [link] Pillows", "url": shop}, {"action": "CLICK [button] Add", "url": shop}]
+    run = _run(steps, task="Search for pillow protectors from the Marriot shop", domain="marriott.com")
+    assert success_plan(run, [won], min_similarity=0.5) is None
+    elsewhere = _run([{**s, "url": "https://www.hotels.com/x"} for s in steps], task=run.task, domain="marriott.com")
+    assert success_plan(elsewhere, [won], min_similarity=0.5) is not None  # another site: the plan opens the task's
+
+
+@pytest.mark.parametrize(("value", "other_task", "task", "expected"), [
+    ("Barclays Center", "Browse events happening at Barclays Center in parking",
+     "Browse events happening at Madison Square Garden in parking", "Madison Square Garden"),
+    ("John", "Track the rebate for John Doe, zip 10019", "Track the rebate for Monty Lue, zip 10019", "Monty"),
+    ("Doe", "Track the rebate for John Doe, zip 10019", "Track the rebate for Monty Lue, zip 10019", "Lue"),
+    # the tasks differ in more than the value's place: which words stand for it is unknown
+    ("Boston", "Find a hotel in Boston", "Book a cheap flight to Denver with a window seat", None),
+    ("Paris", "Find a hotel in Paris near Paris Gare", "Find a hotel in Rome near Roma Termini", None),  # twice there
+    ("Ohio", "Find a pharmacy near 45201", "Find a pharmacy near 10018", None),  # not in the other task
+])
+def test_another_runs_typed_value_becomes_what_this_task_says_there(value, other_task, task, expected):
+    from coach.steps import aligned_value
+
+    assert aligned_value(value, other_task, task) == expected
+
+
+def test_a_plan_types_the_tasks_own_value_where_another_run_typed_its_own():
+    from coach import Neighbour
+    from coach.plan import success_plan
+    from condenser import normalize_action
+
+    actions = ["CLICK [link] Events", "TYPE: Barclays Center [textbox] Search venues", "CLICK [button] Search"]
+    won = Neighbour(id=3, similarity=0.9, success=True, task="Browse events happening at Barclays Center in parking",
+                    domain="parking.com", summary="", n_steps=3,
+                    steps_brief=[{"norm": normalize_action(a), "action": a} for a in actions])
+    run = _run([{"action": "CLICK [link] Events", "url": "https://www.parking.com/events"}],
+               task="Browse events happening at Madison Square Garden in parking", domain="parking.com")
+    plan = success_plan(run, [won], min_similarity=0.5)
+    assert plan is not None and plan.steps[0] == "type 'Madison Square Garden' into the 'Search venues' field", plan
+    assert "Barclays" not in " ".join(plan.steps)
+
+
+@pytest.mark.parametrize(("label", "task", "expected"), [
+    ("Show 664 stays", "Find a place with a pool in airbnb", "Show … stays"),
+    ("See all 1,204 results", "Find tents", "See all … results"),
+    ("12 results", "Find tents", "… results"),
+    ("Show 2 stays", "Find 2 stays in Rome", "Show 2 stays"),  # the task's own number
+    ("iPhone 15", "Find a phone case", "iPhone 15"),  # a name, not a count
+])
+def test_a_count_in_a_button_is_not_another_runs_number(label, task, expected):
+    from coach.steps import uncounted
+
+    assert uncounted(label, task) == expected
