@@ -8,6 +8,13 @@ Results are each text's own vector, in order (each text is embedded independentl
 the int8 graph quantizes each call's input over its rows: a text merged with others agrees with its vector alone
 to within the graph's agreement, not bit for bit).
 
+Whether merging pays depends on the machine: on some a batch of 16 costs the model far less per text than 16 calls
+(SIMD-wide kernels fill up), on others about the same (benchmarks/results: 250 texts/s in batches of 32 against 262
+single texts/s on one VM), and there merging only adds hand-offs (16 coach clients 71 against 84 requests/s,
+`make bench`). `calibrate`: on the first contention (two requests at once), time the model both ways once, in a
+thread of its own, on the given texts; keep merging only when a batch's text costs at most `PAYS` of a single call's
+(EMS_EMBEDDER__MICRO_BATCH=auto; `on` / `off` decide without timing).
+
 `lanes`: model calls that may run at once (the embedder's own `lanes`, EMS_EMBEDDER__LANES, 2 by default: under
 load each runs on a one-thread ONNX session, benchmarks/embedder_concurrency.py). A request alone takes one lane; a second request
 while one runs takes the next free lane instead of queueing; a leader that finishes hands its lane to the next
@@ -47,8 +54,10 @@ class BatchingEmbedder:
     name: str  # read through to the wrapped embedder (__getattr__), like every attribute not set here
     dimension: int
 
+    PAYS = 0.85  # a merged text must cost at most this share of a text embedded alone for merging to stay on
+
     def __init__(self, inner: TextEmbedder, *, max_batch: int = 64, max_wait_s: float = 0.001,
-                 lanes: int = 1) -> None:
+                 lanes: int = 1, calibrate: list[str] | None = None) -> None:
         self.inner = inner
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
@@ -59,6 +68,8 @@ class BatchingEmbedder:
         self._crowded = False  # the last batch held more than one request: wait a little for the next
         self.batches = 0
         self.requests = 0
+        self._probe = list(calibrate or [])[:16]  # texts to time the model on at the first contention (then none)
+        self.calibration: dict[str, float | bool] | None = None  # what it measured and chose (GET /v1/stats)
 
     def __getattr__(self, name: str) -> object:  # name, dimension, backend, batch_size, calls, agreement ...
         return getattr(self.inner, name)
@@ -75,6 +86,11 @@ class BatchingEmbedder:
                 self._leading += 1
             else:
                 self._queue.append(job)
+            probe = self._probe if self._leading > 1 or not leading else None
+            if probe:
+                self._probe = []  # once
+        if probe:
+            threading.Thread(target=self.calibrate, args=(probe,), name="embedder-calibrate", daemon=True).start()
         if not leading:
             try:
                 job.done.wait()
@@ -89,6 +105,29 @@ class BatchingEmbedder:
                 return self._outcome(job)
         self._lead(job)  # a free lane, or one handed over by a leader that finished
         return self._outcome(job)
+
+    def calibrate(self, texts: list[str], rounds: int = 3) -> dict[str, float | bool]:
+        """Time the model on `texts` one at a time and merged (the median of `rounds`, on the call merged batches
+        take), and keep merging only if it pays (a merged text at most PAYS of a single one's time); returns and
+        keeps what it measured."""
+        embed = self.inner.embed_merged if hasattr(type(self.inner), "embed_merged") else self.inner.embed  # type: ignore[attr-defined]  # checked
+        single, merged = [], []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            for text in texts:
+                embed([text])
+            t1 = time.perf_counter()
+            embed(texts)
+            t2 = time.perf_counter()
+            single.append((t1 - t0) / len(texts))
+            merged.append((t2 - t1) / len(texts))
+        alone, together = sorted(single)[rounds // 2], sorted(merged)[rounds // 2]
+        pays = together <= self.PAYS * alone
+        if not pays:
+            self.max_batch = 1  # each request its own model call: the lanes still run them side by side
+        self.calibration = {"single_ms_per_text": round(alone * 1000, 3), "merged_ms_per_text": round(together * 1000, 3),
+                            "merging": pays}
+        return self.calibration
 
     @staticmethod
     def _outcome(job: _Job) -> np.ndarray:

@@ -52,6 +52,9 @@ class Catalog:
                 "eviction_policy": self.index.eviction_policy,
                 "embedding_model": self.embedder.name,
                 "dimension": self.embedder.dimension,
+                # whether concurrent requests' texts share a model call, and what the start-up timing chose
+                "micro_batch": {"max_batch": getattr(self.embedder, "max_batch", 1),
+                                "calibration": getattr(self.embedder, "calibration", None)},
             }
         )
         return stats

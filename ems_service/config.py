@@ -90,6 +90,10 @@ class EmbedderSettings(BaseModel):
     batch_wait_ms: float = Field(1.0, ge=0, le=50, description="under concurrent load, how long a model call waits "
                                                              "for more requests' texts (a request alone never waits)")
     max_batch: int = Field(64, ge=1, le=4096, description="texts of concurrent requests embedded in one model call")
+    micro_batch: Literal["auto", "on", "off"] = Field(
+        "auto", description="merge concurrent requests' texts into one model call: auto: time the model both ways at "
+                            "the first contention and merge only if a merged text costs at most 0.85 of one alone; "
+                            "on: always (up to max_batch); off: never (each request its own call, lanes side by side)")
     lanes: int = Field(2, ge=1, le=64, description="ONNX model calls that run at once for concurrent requests (a "
                                                    "run alone takes the two-thread session; under load, merged "
                                                    "batches and a call that starts while another runs take a "

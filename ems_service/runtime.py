@@ -64,6 +64,14 @@ def build_embedder(settings: Settings):  # noqa: ANN201 - Embedder or OnnxEmbedd
     return Embedder(cfg.model_path, batch_size=cfg.batch_size, device=cfg.device)
 
 
+def _calibration_texts() -> list[str]:
+    """16 of the shipped sample of query and episode texts (what the micro-batcher times the model on)."""
+    from ems_service.onnx_embedder.graphs import agreement_texts
+
+    texts = agreement_texts()[8:]  # past the probes (one is a 700-character repeat)
+    return texts[:: max(1, len(texts) // 16)][:16]
+
+
 class Runtime:
     """Everything one process needs, built once; `create_app`, the MCP server and the CLI share it. Routes never
     see it: they receive the one service they call (ems_service.routes.deps)."""
@@ -78,8 +86,9 @@ class Runtime:
         single_threaded_numpy_blas()
         cfg = settings.embedder
         model = embedder or build_embedder(settings)
-        self.embedder = BatchingEmbedder(model, max_batch=cfg.max_batch, max_wait_s=cfg.batch_wait_ms / 1000,
-                                         lanes=getattr(model, "lanes", 1))
+        self.embedder = BatchingEmbedder(model, max_batch=1 if cfg.micro_batch == "off" else cfg.max_batch,
+                                         max_wait_s=cfg.batch_wait_ms / 1000, lanes=getattr(model, "lanes", 1),
+                                         calibrate=_calibration_texts() if cfg.micro_batch == "auto" else None)
         self.vectors = build_backend(settings, IndexFeed(self.db, self.episodes), model=self.embedder.name,
                                      dimension=self.embedder.dimension)
         self.llm = build_llm(settings.llm)

@@ -164,3 +164,61 @@ def test_with_two_lanes_a_model_error_reaches_its_requests_and_frees_the_lane(em
     assert outcomes["boom"] == "model failed"
     assert batcher._leading == 0 and not batcher._queue
     assert batcher.embed(["after"]).shape == (1, embedder.dimension)
+
+
+class _Costed:
+    """The real embedder, with a cost per model call and per text added: a machine where merging pays (a call's
+    cost), or one where a batch costs what its texts cost alone (`one_by_one`: the model embeds each text apart)."""
+
+    def __init__(self, inner, *, per_call: float, per_text: float, one_by_one: bool = False) -> None:
+        self.inner, self.per_call, self.per_text, self.one_by_one = inner, per_call, per_text, one_by_one
+        self.name, self.dimension = inner.name, inner.dimension
+
+    def embed(self, texts):
+        time.sleep(self.per_call + self.per_text * len(texts))
+        if self.one_by_one:
+            return np.concatenate([self.inner.embed([t]) for t in texts]) if texts else self.inner.embed(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.mark.parametrize(("per_call", "per_text", "merging"), [(0.02, 0.0, True), (0.0, 0.02, False)])
+def test_calibration_keeps_merging_only_where_it_pays(embedder, per_call, per_text, merging):
+    costed = _Costed(embedder, per_call=per_call, per_text=per_text, one_by_one=not merging)
+    batcher = BatchingEmbedder(costed, max_batch=64)
+    found = batcher.calibrate(TEXTS[:8], rounds=1)
+    assert found["merging"] is merging and batcher.calibration == found
+    assert batcher.max_batch == (64 if merging else 1)
+    assert found["single_ms_per_text"] > 0 and found["merged_ms_per_text"] > 0
+
+
+def test_the_first_contention_times_the_model_once_and_a_lone_caller_never_does(embedder):
+    batcher = BatchingEmbedder(_Costed(embedder, per_call=0.0, per_text=0.01, one_by_one=True), max_batch=64, lanes=1,
+                               calibrate=TEXTS[:4])
+    for text in TEXTS[:5]:  # one caller at a time: no contention, no timing
+        batcher.embed([text])
+    assert batcher.calibration is None
+    start = threading.Barrier(4)
+
+    def worker(i: int) -> None:
+        start.wait()
+        batcher.embed([TEXTS[i]])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    deadline = time.monotonic() + 30
+    while batcher.calibration is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert batcher.calibration is not None and batcher.calibration["merging"] is False and batcher.max_batch == 1
+    assert batcher._probe == []  # once
+
+
+@pytest.mark.parametrize(("mode", "max_batch", "timed"), [("off", 1, False), ("on", 64, False), ("auto", 64, True)])
+def test_the_setting_decides_merging_and_stats_say_what_was_chosen(make_client, settings, mode, max_batch, timed):
+    settings.embedder.micro_batch = mode
+    with make_client(settings) as c:
+        stats = c.get("/v1/stats").json()
+        assert stats["micro_batch"] == {"max_batch": max_batch, "calibration": None}  # nothing timed before contention
+        assert bool(c.app.state.runtime.embedder._probe) is timed  # the texts to time the model on, at contention
