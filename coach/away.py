@@ -66,13 +66,14 @@ _AD_MARK = re.compile(r"[?&#](?:utm_[a-z]+|aff(?:iliate)?(?:_?id)?|affid|clickid
 def _linked(run: PartialRun, own: str) -> bool:
     """The agent reached the other sites by clicking a link on a page of the task's site (not by an address it typed
     or a search) that no ad's marks follow: the site itself sent it there, maybe for its own form or document (a
-    rebate tracker, a menu's PDF), maybe for a partner's offer; the agent can tell which."""
+    rebate tracker, a menu's PDF), maybe for a partner's offer; the agent can tell which. A step's address is the
+    page its action led to: the first step off the site holds the action that left it."""
     steps = [s for s in run.steps if s.url and not unloaded(s.url) and domain_of(s.url)]
     for before, after in zip(reversed(steps[:-1]), reversed(steps[1:]), strict=True):
         if same_site(after.url or "", own):
             return False  # back on the site after it: a later departure decides
         if same_site(before.url or "", own):
-            return action_verb(before.action) == "click" and not _AD_MARK.search(after.url or "")
+            return action_verb(after.action) == "click" and not _AD_MARK.search(after.url or "")
     return False
 
 

@@ -12,6 +12,7 @@ import re
 from urllib.parse import unquote_plus, urlsplit
 
 from coach.away import left_site
+from coach.invented import invented
 from coach.models import PartialRun, Signal
 from coach.notes import says_done, says_progress, says_stuck
 from coach.pages import brand_service, located, named_elsewhere, off_site, page, same_site, site, unloaded
@@ -162,9 +163,15 @@ def _repeat(run: PartialRun) -> Signal | None:
     elif verb not in {"click", "type", "search", "select", "navigate", "press", "hover", "drag"}:
         what = "the same action"  # a verb we do not know: "repeated the same action", never "the same element"
     sentence = f"You have {_verb_phrase(verb, n)} {what}".rstrip() + f" {n} times"
-    if spread:  # other steps came between the repeats: they may have changed the page, the repeats did not
+    other = _other_page(steps[-spread:], steps[-1], run.domain, where) if spread else None
+    if other:  # A -> B -> A: a round trip, not a page that stayed the same
+        sentence = (f"You have gone back and forth between {where} and {other} in your last {spread} steps, "
+                    f"{_GERUND.get(verb, 'repeating')} {what} {n} times on {where}".replace("  ", " "))
+    elif spread:  # other steps came between the repeats: they may have changed the page, the repeats did not
         sentence += f" in your last {spread} steps"
-    if where:
+    if other:
+        pass  # both pages named already
+    elif where:
         sentence += f" on {where}"
     elif off_site(steps[-1].url, run.domain):  # never the task's site when the agent is elsewhere
         sentence += f" on {named_elsewhere(steps[-1].url, off_site(steps[-1].url, run.domain))}"
@@ -172,7 +179,7 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" on {site(run.domain)}"
     if errors and len(errors) == n and len(set(errors)) == 1:
         sentence += f" and got {errors[0]} each time"
-    elif all(c is False for c in changes) and changes:  # the page text, or only its address, stayed the same
+    elif all(c is False for c in changes) and changes and not other:  # the page text, or its address, stayed the same
         seen = all(a.observation and b.observation for a, b in zip(tail, tail[1:], strict=False))
         sentence += (" and the page did not change" if seen else " and the address did not change") if not spread \
             else (" and each time ended on the same page" if seen else " and each time ended at the same address")
@@ -186,6 +193,18 @@ def _repeat(run: PartialRun) -> Signal | None:
     return Signal("repeat", round(confidence, 2), sentence,
                   {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None,
                    "count": count})
+
+
+def _other_page(recent: list[Step], last: Step, domain: str | None, where: str | None) -> str | None:
+    """The one other page of the site (in words) that every step between the repeats was on, when the repeats were
+    all on `where`: the agent goes back and forth between the two. None otherwise."""
+    same = [s for s in recent if _raw(s) == _raw(last)]
+    between = [s for s in recent if _raw(s) != _raw(last)]
+    if not where or not between or any(page(s.url, domain) != where for s in same):
+        return None
+    pages = {page(s.url, domain) for s in between}
+    other = pages.pop() if len(pages) == 1 else None
+    return other if other and other != where and other.startswith("/") else None
 
 
 def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
@@ -286,7 +305,8 @@ def _errors(run: PartialRun) -> Signal | None:
         f"{len(failed)} of your last {len(recent)} actions"
     return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
                   f"{share} failed, the last with {main}. Change approach: {_remedy(verb, main)}.",
-                  {"failed": len(failed), "error": main, "remedy": _remedy(verb, main)})
+                  {"failed": len(failed), "error": main, "remedy": _remedy(verb, main),
+                   "count": f"{share} failed, the last with {main}"})
 
 
 _GERUND = {"click": "clicking", "type": "typing into", "select": "choosing in", "hover": "hovering over",
@@ -340,8 +360,6 @@ def _done(run: PartialRun, found: list[Signal]) -> Signal | None:
             f"Your own notes say the task is complete, but this run has not opened {own} yet, the site your task is "
             f"on: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
             {"notes": sum(said), "away": away, "visited": visited})
-    if any(s.kind == "errors" or s.kind == "repeat" and s.facts.get("action") == "none" for s in found):
-        return None  # "end the run now" after seven actions that found nothing: the facts are said, not the belief
     name = away or (own if same_site(recent[-1].url or "", run.domain) else None)  # never "on ticketshop.com" for a site not named
     target = _target(recent[-1], run.task)
     doing = f" ({_doing_words(recent[-1].action, target)})" if target else ""
@@ -359,7 +377,9 @@ def _done(run: PartialRun, found: list[Signal]) -> Signal | None:
                       "before: a condition of the task (a filter, a sort, a place) may be gone. Check that the page "
                       "still applies every condition of the task before you end the run.",
                       {"notes": sum(said), "lost": True})
-    how_long = next((s for s in found if s.kind in {"repeat", "stall"} and s.facts.get("count")), None)
+    # actions that did nothing or failed while it believes it is done: said as one diagnosis with the belief, whose
+    # "if it does not, name what is still missing" is the way on (it may be on the goal page, idling; or not there)
+    how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
     said_count = str(how_long.facts["count"]) if how_long else ""
     count = f": {said_count[:1].lower()}{said_count[1:]}" if how_long else ""
     at = "" if how_long else (f" at {where}" if where else "") + did  # the count names the page and the action
@@ -371,13 +391,19 @@ def _done(run: PartialRun, found: list[Signal]) -> Signal | None:
 
 
 def _deeper_page(run: PartialRun) -> str | None:
-    """The last page of the task's site, deeper than its home page, that the run had open (in words), or None."""
-    for s in reversed(run.steps[:-1]):
+    """The earlier page of the task's site, deeper than its home page and no wall, whose address holds the most of
+    the task's words (the latest of those), in words; None when the run had none open."""
+    wanted = {t.lower() for t in _TASK_TOKEN.findall(clean(run.task))}
+    best, score = None, -1
+    for s in run.steps[:-1]:
         where = page(s.url, run.domain)
-        if where and where.startswith("/") and not sign_in_page(s.url) and not any(
+        if not where or not where.startswith("/") or sign_in_page(s.url) or any(
                 w.kind.startswith("wall:") for w in walls(PartialRun(task=run.task, domain=run.domain, steps=[s]))):
-            return where
-    return None
+            continue
+        held = len(wanted & {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(s.url or ""))})
+        if held >= score:
+            best, score = where, held
+    return best
 
 
 _TASK_TOKEN = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]{4,}")
@@ -412,7 +438,7 @@ def _lost_words(run: PartialRun) -> str | None:
 
 def run_signals(run: PartialRun) -> list[Signal]:
     """Everything the run itself shows, strongest first."""
-    found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run)) if s is not None]
+    found = [s for s in (_repeat(run), _errors(run), _stall(run), _struggle(run), invented(run)) if s is not None]
     found += walls(run)
     away = left_site(run)
     if away is not None:  # where it is says what to do; what it repeated there only how long
@@ -421,7 +447,7 @@ def run_signals(run: PartialRun) -> list[Signal]:
     walled = any(s.kind.startswith("wall:") and s.kind != "wall:empty_results" for s in found)
     done = None if walled else _done(run, found)  # a page in the way is a fact; the agent's "done" there a belief
     if done is not None:  # why it goes round: it believes it is finished; the rest only counts how long (in its words)
-        how_long = next((s for s in found if s.kind in {"repeat", "stall"} and s.facts.get("count")), None)
+        how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
         if how_long is not None and not done.facts.get("counted"):
             return [done, Signal(how_long.kind, how_long.confidence, f"{how_long.facts['count']}.", how_long.facts)]
         return [done] + ([Signal(how_long.kind, how_long.confidence, "", how_long.facts)] if how_long else [])

@@ -88,6 +88,9 @@ _WALL_WORDS = {
     "login_only": "{Site} is asking you to sign in{at}. What your task asks for is done from an account, and the "
                   "task gives no login details: do not guess them or look for a way around; report that the task "
                   "needs a login.",
+    "login_past": "{Site} is asking you to sign in{at}. Your task only asks to find or look at something, which needs "
+                  "no account: go back (the browser's back) to the page that showed what the task asks for and answer "
+                  "from it; do not sign in, book or pay.",
     "login_given": "{Site} is asking you to sign in{at}: use the login details your task gives, once; if they "
                    "are refused, report it rather than retrying.",
     "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
@@ -129,6 +132,10 @@ _LOOKUP_TASK = re.compile(r"(?i)\b(?:order|booking|reservation|confirmation|trac
                           r"(?:number|no\.?|#|id|code)\b|\b(?:track|status of|look ?up|find) (?:my |an? |the )?(?:order"
                           r"|package|shipment|booking|reservation|rebate|claim)\b")
 
+
+# Tasks that only find or look at something: no account is needed for them
+_FIND_TASK = re.compile(r"(?i)\s*(?:find|show|browse|search|look|locate|check|see|view|what|which|how|list|compare|tell)"
+                        r"\b")
 
 _QUERY = re.compile(r"\?[^#]*")
 
@@ -189,6 +196,10 @@ def walls(run: PartialRun) -> list[Signal]:
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
         elif kind in {"captcha", "blocked"} and key == kind and (why := _tried(run, at)) is not None:
             key, tried = f"{kind}_tried", why
+        elif kind == "login" and _FIND_TASK.match(run.task) and not (
+                _ACCOUNT_TASK.search(run.task) or _PURCHASE_TASK.search(run.task) or _LOOKUP_TASK.search(run.task)) and any(
+                st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) for st in steps[:-1]):
+            key = "login_past"  # it went on past what it was to find, towards an account: back to the results
         elif kind == "login" and _ACCOUNT_TASK.search(run.task):
             key = "login_only"  # following, liking, a playlist, a history: no guest way exists
         elif kind == "not_found" and action_verb(last.action) not in {"navigate", "other"}:
@@ -207,16 +218,17 @@ def walls(run: PartialRun) -> list[Signal]:
 
 def _tried(run: PartialRun, at: str | None) -> str | None:
     """What makes "go back and reach the page another way (the site's search or menu)" no remedy at a captcha or a
-    refusal, in words (" after your search", ", and you have gone back already"), else "": the step that led to the
-    wall was a search on the site (its search leads into it), the agent has gone back twice in its last steps, or the
+    refusal, in words (" after your search", ", and you have gone back already"), else "": the action that led to the
+    wall (the first step whose address is the wall's: a step's address is the page its action led to) was a search
+    (the site's search leads into it), the agent has gone back twice in its last steps, or the
     wall stands at the site's home page (its search and menu are behind it; said by "at the home page": ""); else None."""
     steps = run.steps
     first = len(steps) - 1  # where the wall began: the steps on its address, the last one's
     while first > 0 and steps[first - 1].url and steps[first - 1].url == steps[-1].url:
         first -= 1
-    led = steps[first - 1] if first > 0 else None
-    verb = action_verb(led.action) if led is not None else ""
-    if led is not None and (verb == "search" or verb in {"type", "press"} and re.search(r"(?i)search", led.action)):
+    led = steps[first]  # a step's address is where its action led (the data's convention): the first one there
+    verb = action_verb(led.action)
+    if verb == "search" or verb in {"type", "press"} and re.search(r"(?i)search", led.action):
         return " after your search"  # "fill_search[35,laptop]", "TYPE: laptop [searchbox]", a search engine's too
     if sum(action_verb(s.action) == "back" for s in steps[-5:]) >= 2:
         return ", and you have gone back already"

@@ -20,19 +20,24 @@ def _run(steps: list[dict], task: str = "Find wall art between $25 and $50 in ko
     return PartialRun.model_validate({"task": task, "domain": domain, "steps": steps, **extra})
 
 
-def test_the_done_belief_after_actions_that_found_nothing_is_not_approved():
-    """Seven actions that found no element, and notes that say the task is complete: the facts are said, never
-    "end the run now"."""
+def test_the_done_belief_and_actions_that_found_nothing_are_one_diagnosis():
+    """Notes that say the task is complete, and actions that found no element: the agent may be idling on the goal
+    page or not be there at all; one message says both and asks it to end or name what is missing (graders read
+    "end the run now ... Your last 7 actions found no element" as two findings that contradict each other, and the
+    not-found remedy alone pushed agents off goal pages)."""
     steps = [{"action": "None", "url": "https://www.kohls.com/catalog/wall-art.jsp", "thought": _DONE}] * 4
     g = advise(_run(steps), [])
-    assert g.intervene and "found no element to act on" in g.advice, g.advice
-    assert "end the run now" not in g.advice and "notes say the task is complete" not in g.advice
+    assert g.intervene and g.advice.startswith("Your own notes say the task is complete, yet you are still acting on "
+                                               "kohls.com: your last 4 actions on /catalog/wall-art.jsp found no "
+                                               "element to act on. If the page shows everything"), g.advice
+    assert "name what is still missing" in g.advice and "scroll to it" not in g.advice
 
 
 def test_the_done_belief_on_the_home_page_names_the_page_it_had_open():
     home, deep = "https://www.last.fm/", "https://www.last.fm/tag/jazz/tracks"
+    song = "https://www.last.fm/music/Louis+Armstrong/_/What+a+Wonderful+World"
     steps = [{"action": "CLICK [link] Jazz", "url": deep, "thought": "I will look at the jazz tracks."},
-             {"action": "CLICK [link] Play", "url": deep, "thought": _DONE},
+             {"action": "CLICK [link] Play", "url": song, "thought": _DONE},
              {"action": "CLICK [link] Home", "url": home, "thought": _DONE},
              {"action": "CLICK [link] Charts", "url": home, "thought": _DONE}]
     g = advise(_run(steps, task="Play the top jazz track in last.fm", domain="last.fm"), [])
@@ -92,7 +97,7 @@ def test_a_link_the_site_itself_offers_is_the_agents_to_judge():
     form = "https://www.rebateinternational.com/RebateInternational/tracking.do#track-rebate"
     steps = [{"action": "goto[https://www.menards.com]", "url": "https://www.menards.com/main/home.html"},
              {"action": "CLICK [link] Rebate Center", "url": "https://www.menards.com/main/rebates.html"},
-             {"action": "CLICK [link] Track your rebates", "url": "https://www.menards.com/main/rebates.html"},
+             {"action": "CLICK [link] Track your rebates", "url": form},  # a step's address: where its action led
              {"action": "TYPE: Monty [textbox] First name", "url": form},
              {"action": "TYPE: Lue [textbox] Last name", "url": form}]
     g = advise(_run(steps, task="Track the status of a rebate for Monty Lue, zip 10019 in menards",
@@ -101,6 +106,10 @@ def test_a_link_the_site_itself_offers_is_the_agents_to_judge():
     assert "finish it there" in g.advice and "do not do the task" not in g.advice
     assert g.error_to_avoid is None and g.suggested_action is None  # no order to leave: the agent judges
     assert "rebateinternational" not in g.advice  # the other site is never named
+    typed = [*steps[:2], {"action": f"goto[{form}]", "url": form}, *steps[3:]]
+    g = advise(_run(typed, task="Track the status of a rebate for Monty Lue, zip 10019 in menards",
+                    domain="menards.com"), [])
+    assert g.advice.startswith("You have left menards.com"), g.advice  # an address it typed: no link of the site's
 
 
 def test_a_link_with_an_ads_marks_is_leaving_the_site():
@@ -114,7 +123,7 @@ def test_a_link_with_an_ads_marks_is_leaving_the_site():
 
 @pytest.mark.parametrize(("steps", "tried"), [
     ([{"action": "goto[https://www.ebay.com]", "url": "https://www.ebay.com/"},
-      {"action": "fill_search[12,laptop]", "url": "https://www.ebay.com/"},
+      {"action": "fill_search[12,laptop]", "url": "https://www.ebay.com/splashui/captcha?ap=1"},  # the search led there
       {"action": "click[3]", "url": "https://www.ebay.com/splashui/captcha?ap=1"}], " after your search"),
     ([{"action": "goto[https://www.amazon.com]", "url": "https://www.amazon.com/"},
       {"action": "CLICK [link] Deals", "url": "https://www.amazon.com/deals"},
@@ -129,10 +138,12 @@ def test_a_captcha_the_ways_round_led_into_is_reported(steps: list[dict], tried:
 
 
 def test_a_captcha_after_a_click_still_offers_another_way():
-    steps = [{"action": "goto[https://www.yelp.com/]", "url": "https://www.yelp.com/"},
-             {"action": "CLICK [link] Plumbers", "url": "https://www.yelp.com/search?cflt=plumbing"},
-             {"action": "click[3]", "url": "https://www.yelp.com/captcha?r=2"}]
-    assert "reach the page another way" in advise(_run(steps, task="Find a plumber", domain="yelp.com"), []).advice
+    """The search worked (its results loaded); a click on the results page led to the check ('Watch', which wants an
+    account): the way round is still open."""
+    steps = [{"action": "goto[https://www.ebay.com/]", "url": "https://www.ebay.com/"},
+             {"action": "fill_search[12,laptop]", "url": "https://www.ebay.com/sch/i.html?_nkw=laptop"},
+             {"action": "click[3]", "url": "https://www.ebay.com/splashui/captcha?ru=WatchListAdd"}]
+    assert "reach the page another way" in advise(_run(steps, task="Find a laptop", domain="ebay.com"), []).advice
 
 
 def test_a_captcha_at_the_home_page_is_reported_without_another_way():
@@ -213,3 +224,45 @@ def test_a_count_in_a_button_is_not_another_runs_number(label, task, expected):
     from coach.steps import uncounted
 
     assert uncounted(label, task) == expected
+
+
+def test_a_round_trip_between_two_pages_is_said_as_one():
+    """'Hair loss' clicked 3 times, each time coming back from the clinic locator: "each time ended at the same
+    address" read as a page that never changed."""
+    hair, locator = "https://www.cvs.com/minuteclinic/services/hair-loss", "https://www.cvs.com/minuteclinic/clinic-locator/"
+    steps = [{"action": "CLICK [link] Hair loss evaluation", "url": hair}, {"action": "CLICK [link] Find a clinic", "url": locator}] * 2
+    steps.append({"action": "CLICK [link] Hair loss evaluation", "url": hair})
+    g = advise(_run(steps, task="Locate the nearest cvs clinic with hair loss treatment", domain="cvs.com"), [])
+    assert ("You have gone back and forth between /minuteclinic/services/hair-loss and /minuteclinic/clinic-locator "
+            "in your last 5 steps, clicking 'Hair loss evaluation' 3 times on /minuteclinic/services/hair-loss") in g.advice, g.advice
+    assert "same address" not in g.advice
+
+
+@pytest.mark.parametrize("action", ['TYPE: John Doe [textbox] Full name', 'type[5,johndoe@example.com]',
+                                    'Type "(555) 123-4567"', 'fill_form[9,123 Main Street]'])
+def test_made_up_personal_details_are_named_and_never_said_back(action: str):
+    steps = [{"action": "CLICK [link] Apply", "url": "https://careers.resy.com/jobs/1"},
+             {"action": action, "url": "https://careers.resy.com/jobs/1/apply"}]
+    g = advise(_run(steps, task="Apply for a software job at Resy", domain="resy.com"), [])
+    assert g.intervene and "personal details that your task does not give" in g.advice, g.advice
+    assert "Doe" not in g.advice and "example.com" not in g.advice and "555" not in g.advice and "Main" not in g.advice
+
+
+def test_details_the_task_gives_are_not_made_up():
+    steps = [{"action": "TYPE: John Doe [textbox] Name", "url": "https://www.menards.com/rebates"}]
+    assert "personal details" not in advise(_run(steps, task="Track the rebate of John Doe in menards",
+                                                 domain="menards.com"), []).advice
+
+
+def test_a_sign_in_page_past_the_results_of_a_find_task_sends_the_agent_back():
+    """A find-only task went on from the results to a seat, the basket and a sign-in page: "report that the task
+    needs a login" would end a run whose answer it had seen."""
+    journeys = "https://us.megabus.com/journey-planner/journeys?originId=123&destinationId=142"
+    steps = [{"action": "click[27]", "url": journeys}, {"action": "click[100]", "url": "https://us.megabus.com/basket"},
+             {"action": "click[14]", "url": "https://us.megabus.com/account-management/login"}]
+    g = advise(_run(steps, task="Find the cheapest bus for 2 from New York to Washington in megabus",
+                    domain="megabus.com"), [])
+    assert "which needs no account: go back" in g.advice and "report that the task needs a login" not in g.advice, g.advice
+    buy = advise(_run(steps, task="Book the cheapest bus for 2 from New York to Washington in megabus",
+                      domain="megabus.com"), [])
+    assert "which needs no account" not in buy.advice and "guest checkout" in buy.advice  # a purchase may need one
