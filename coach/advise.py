@@ -73,6 +73,9 @@ def render_system_message(guidance: Guidance) -> SystemMessage:
 
 
 _SHORTENED_STOP = re.compile(r"…\.")
+# a plan step that only confirms or dismisses: alone, it names nothing of the task
+_CONFIRMING = re.compile(r"(?i)close the pop-up if one shows \(.*\)|click '(?:done|apply|ok|okay|view results|show results"
+                         r"|see results|show … \w+|submit|continue|next|confirm|save|go|update|close|yes|accept|got it)'")
 
 
 def advice_key(guidance: Guidance) -> str:
@@ -149,11 +152,14 @@ def advise(
     enough_evidence = best_sim >= config.min_similarity
     threshold = max(model.threshold, config.moderate_risk) if model.threshold is not None else config.high_risk
     strong = [s for s in signals if s.confidence >= RUN_SIGNAL_MIN]
-    # memory speaks only with something specific: a plan, or the step where a similar run went wrong
-    memory_words = plan is not None or (failed_at is not None and failed_at.specific)
+    # memory speaks only with something specific: a plan that names more than a confirming click (a lone "click
+    # 'DONE'" or "close the pop-up" says nothing of where the run stands: graders read it as an interruption with no
+    # reason), or the step where a similar run went wrong
+    planned = plan is not None and not (len(plan.steps) == 1 and _CONFIRMING.fullmatch(plan.steps[0]))
+    memory_words = planned or (failed_at is not None and failed_at.specific)
     speak = bool(strong) or (bool(signals) and risk >= config.moderate_risk) or (
         enough_evidence and memory_words and (
-            risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and plan is not None)))
+            risk >= threshold or (model.threshold is None and risk >= config.moderate_risk and planned)))
 
     # the agent believes it is done: no more steps to take (unless it is away from the task's site: then the done
     # signal says where to go and check)

@@ -54,6 +54,9 @@ def value_in_task(value: str | None, task: str) -> str | None:
     return v if norm(v) in norm(clean(task)) and label(v) else None
 
 
+# fields for codes a shop offers and a task seldom gives: filled only with the task's own
+_OPTIONAL_CODE = re.compile(r"coupon|promo|voucher|gift ?card|discount|referral|rewards?|kohl'?s cash")
+
 _WORD = re.compile(r"\w[\w'.&-]*")
 
 
@@ -335,6 +338,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         named = field or _field_text(action, description)  # the raw name too: "Date of birth" is no label to quote
         if named and names_secret(fold(named)) and not names_secret(fold(task)):
             return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
+        if not value and named and (code := _OPTIONAL_CODE.search(fold(named))) and code.group(0) not in fold(task):
+            return None  # a coupon or promo code the task does not give: "the value your task gives" invites one made up
         if verb == "select":
             if value:
                 return f"select '{value}'" + (f" in '{field}'" if field else "")

@@ -206,14 +206,32 @@ def walls(run: PartialRun) -> list[Signal]:
             key = "not_found_link"  # a click led there: no address was guessed
         came = located(next((s.url for s in reversed(steps) if s.url and not unloaded(s.url)), None), run.domain) \
             if key == "load_error" else ""
-        ways = ("a guest lookup with the details your task gives (an order or booking number, an e-mail), public "
-                "pages" if _LOOKUP_TASK.search(run.task) else "guest checkout, public pages, the site's search"
-                if _PURCHASE_TASK.search(run.task) else "public pages, the site's search")
+        given = _lookup_details(run.task)
+        ways = (f"a guest lookup with {given}" if given else "a guest lookup with the details your task gives (an "
+                "order or booking number, an e-mail)") + ", public pages" if _LOOKUP_TASK.search(run.task) else (
+            "guest checkout, public pages, the site's search" if _PURCHASE_TASK.search(run.task)
+            else "public pages, the site's search")
         message = _WALL_WORDS[key].format(tried=tried, on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
                                           Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
         out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))
     return out
+
+
+# an e-mail address, a code with a digit (W123456), a number of five digits or more (also glued to a word: "of2412")
+_DETAIL = re.compile(r"[\w.+-]{1,40}@[\w-]{1,40}(?:\.[\w-]{1,20}){1,3}|(?<![\w.-])(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{4,24}"
+                     r"(?![\w-]|\.\w)|(?<![\d.-])\d{5,24}(?![\w-]|\.\w)")
+
+
+def _lookup_details(task: str) -> str | None:
+    """The numbers and e-mail addresses the task gives for a guest lookup ("'24124124091' and 'bo@x.com' from your
+    task"), quoted as the task has them; None when it gives none (the agent's own task: said back to it alone)."""
+    found = list(dict.fromkeys(m.group(0) for m in _DETAIL.finditer(clean(task)[:600])
+                               if not re.fullmatch(r"\d{1,4}(?:-\d{1,2}){2}|\d{1,2}-\d{1,2}-\d{2,4}", m.group(0))))[:3]
+    if not found:
+        return None
+    quoted = [f"'{f}'" for f in found]
+    return (quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}") + " from your task"
 
 
 def _tried(run: PartialRun, at: str | None) -> str | None:

@@ -266,3 +266,35 @@ def test_a_sign_in_page_past_the_results_of_a_find_task_sends_the_agent_back():
     buy = advise(_run(steps, task="Book the cheapest bus for 2 from New York to Washington in megabus",
                       domain="megabus.com"), [])
     assert "which needs no account" not in buy.advice and "guest checkout" in buy.advice  # a purchase may need one
+
+
+def test_a_plan_of_one_confirming_click_does_not_interrupt():
+    """"On travelzoo.com, a successful run ... went on to: click 'DONE'" as the whole message: no reason to speak."""
+    from coach import Neighbour
+    from condenser import normalize_action
+
+    def won(actions: list[str]) -> Neighbour:
+        return Neighbour(id=5, similarity=0.95, success=True, task="Show cruise deals in Europe in travelzoo",
+                         domain="travelzoo.com", summary="", n_steps=len(actions),
+                         steps_brief=[{"norm": normalize_action(a), "action": a} for a in actions])
+
+    failed = [Neighbour(id=10 + i, similarity=0.95, success=False, task="Show cruise deals in Europe in travelzoo",
+                        domain="travelzoo.com", summary="", n_steps=9) for i in range(4)]
+    run = _run([{"action": "CLICK [link] Cruises"}, {"action": "CLICK [link] Europe"}],
+               task="Show cruise deals in Europe in travelzoo", domain="travelzoo.com")
+    lone = advise(run, [won(["CLICK [link] Cruises", "CLICK [link] Europe", "CLICK [button] DONE"]), *failed])
+    assert lone.plan == ["click 'DONE'"] and not lone.intervene
+    more = advise(run, [won(["CLICK [link] Cruises", "CLICK [link] Europe", "CLICK [link] Sort by price",
+                             "CLICK [button] DONE"]), *failed])
+    assert more.plan[0] == "click 'Sort by price'" and more.intervene
+
+
+def test_a_code_field_the_task_gives_nothing_for_ends_the_plan():
+    from coach.steps import step_words
+
+    said = step_words("TYPE: SAVE20 [textbox] Add Kohl's Cash or Coupons", None, task="Buy a lamp in kohls",
+                      domain="kohls.com", other_task="Buy a rug in kohls")
+    assert said is None
+    given = step_words("TYPE: SAVE20 [textbox] Coupon code", None, task="Buy a lamp with the coupon SAVE20 in kohls",
+                       domain="kohls.com")
+    assert given is not None and "'Coupon code'" in given  # the task speaks of its coupon: the step stays
