@@ -9,17 +9,17 @@ are progress, never a loop.
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote_plus, urlsplit
 
+from coach.acting import GERUND, doing_words, step_target
 from coach.away import left_site
+from coach.done import done as believed_done
 from coach.invented import invented
 from coach.models import PartialRun, Signal
-from coach.notes import says_done, says_progress, says_stuck
-from coach.pages import brand_service, located, named_elsewhere, off_site, page, same_site, site, unloaded
-from coach.steps import action_label, typed_value
-from coach.walls import sign_in_page, walls
-from coach.words import TAG_NAMES, clean, error_class, label, task_label
-from condenser import Step, action_target, action_verb, describe_action, domain_of
+from coach.notes import says_progress, says_stuck
+from coach.pages import located, named_elsewhere, off_site, page, same_site, site, unloaded
+from coach.walls import walls
+from coach.words import TAG_NAMES, clean, error_class
+from condenser import Step, action_target, action_verb
 
 _PAGING = re.compile(r"\b(?:next|previous|prev|more|older|newer|forward|later|earlier|page\s*\d+|load more|show more"
                      r"|see more|view more|month|week|year|day)\b|[›»>]{1,2}|^\s*\d+\s*$", re.I)
@@ -47,28 +47,6 @@ def _same(a: Step, b: Step) -> bool:
         return False  # nearby clicks on a page that changed, or of a run that does not say: maybe progress
     return (abs(float(ma.group(1)) - float(mb.group(1))) <= NEAR_PX
             and abs(float(ma.group(2)) - float(mb.group(2))) <= NEAR_PX)
-
-
-def _target(step: Step, task: str = "") -> str | None:
-    """The visible label of what a step acted on: from the action text, else from the agent's own thought.
-
-    For typing, the field's label, never the typed text; a label in another script than the task's is
-    described, not quoted."""
-    if action_verb(step.action) in {"type", "search", "select"}:
-        hint = re.search(r"\[(?:textbox|searchbox|combobox|input|select|listbox)\]\s*([^\[\]]{2,40})$", step.action.strip(), re.I)
-        field = task_label(hint.group(1), task) if hint else None
-        value = typed_value(step.action)
-        return None if field is None or (value and value.lower() in field.lower()) else field
-    if action_verb(step.action) not in {"click", "hover", "drag", "navigate"}:
-        return None  # press_sequentially("..."), write("...") and their kin carry typed text, never a label
-    direct = action_label(step.action)
-    if direct and task and not task_label(direct, task):
-        return None
-    if direct:
-        return direct
-    desc = describe_action(step.action, step.thought)
-    m = re.search(r"labeled '([^']{1,60})'", desc)
-    return label(m.group(1)) if m else None
 
 
 def _changed(a: Step, b: Step) -> bool | None:
@@ -133,7 +111,7 @@ def _repeat(run: PartialRun) -> Signal | None:
             return None
         tail, spread = same, len(recent)
     changes = [_changed(a, b) for a, b in zip(tail, tail[1:], strict=False)]
-    target = _target(steps[-1], run.task)
+    target = step_target(steps[-1], run.task)
     paging = bool(target and _PAGING.search(target)) or bool(_PAGING.search(action_target(steps[-1].action) or ""))
     if any(c is True for c in changes) and (paging or verb in {"scroll", "wait"}):
         return None  # paging or scrolling through changing pages: progress
@@ -166,7 +144,7 @@ def _repeat(run: PartialRun) -> Signal | None:
     other = _other_page(steps[-spread:], steps[-1], run.domain, where) if spread else None
     if other:  # A -> B -> A: a round trip, not a page that stayed the same
         sentence = (f"You have gone back and forth between {where} and {other} in your last {spread} steps, "
-                    f"{_GERUND.get(verb, 'repeating')} {what} {n} times on {where}".replace("  ", " "))
+                    f"{GERUND.get(verb, 'repeating')} {what} {n} times on {where}".replace("  ", " "))
     elif spread:  # other steps came between the repeats: they may have changed the page, the repeats did not
         sentence += f" in your last {spread} steps"
     if other:
@@ -278,8 +256,8 @@ def _stall(run: PartialRun) -> Signal | None:
     if failed < 2 and not any(says_stuck(s.thought) for s in tail[-3:]):
         return None
     where = page(steps[-1].url, run.domain) or "the same page"
-    target = _target(steps[-1], run.task)
-    last = f" (your last action: {_doing_words(steps[-1].action, target)})" if target else ""
+    target = step_target(steps[-1], run.task)
+    last = f" (your last action: {doing_words(steps[-1].action, target)})" if target else ""
     failures = f", and {failed} of those actions failed" if failed else ""
     count = f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}"
     varied = len({s.action.strip().lower() for s in tail}) >= len(tail) - 1  # a different control each step
@@ -309,17 +287,6 @@ def _errors(run: PartialRun) -> Signal | None:
                    "count": f"{share} failed, the last with {main}"})
 
 
-_GERUND = {"click": "clicking", "type": "typing into", "select": "choosing in", "hover": "hovering over",
-           "press": "pressing", "check": "checking", "uncheck": "unchecking", "fill": "filling", "open": "opening",
-           "search": "searching for", "navigate": "opening", "scroll": "scrolling to", "answer": "answering"}
-
-
-def _doing_words(action: str, target: str) -> str:
-    """"clicking 'View cart'": what the agent did, said as a fact ("(click 'View cart')" read as an order)."""
-    verb = action_verb(action)
-    return f"{_GERUND.get(verb, 'acting on')} '{target}'"
-
-
 def _struggle(run: PartialRun) -> Signal | None:
     recent = run.steps[-3:]
     said = [says_stuck(s.thought) for s in recent]
@@ -327,113 +294,12 @@ def _struggle(run: PartialRun) -> Signal | None:
     if len(recent) < 3 or hits < 2 or not said[-1]:  # the latest note has moved on ("I can see results"): so has it
         return None
     where = located(run.steps[-1].url, run.domain) or (f" on {at}" if (at := page(run.steps[-1].url, run.domain)) else "")
-    target = _target(run.steps[-1], run.task)
-    did = f" (your last action: {_doing_words(run.steps[-1].action, target)})" if target else ""
+    target = step_target(run.steps[-1], run.task)
+    did = f" (your last action: {doing_words(run.steps[-1].action, target)})" if target else ""
     return Signal("struggle", 0.55,
                   f"Your own notes say the last steps{did}{where} are not working. Stop and "
                   "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
                   "filters) instead of retrying the same control.", {"notes": hits})
-
-
-def _done(run: PartialRun, found: list[Signal]) -> Signal | None:
-    """The agent's notes say the task is complete (two of the last three, the latest among them), yet it acts on
-    the page instead of ending the run (117 of the 121 dev runs that did this failed). `found`: the run's other
-    signals. What the run shows against the belief is said instead of "end the run now": steps that did nothing or
-    failed (`_nothing_done`, `_errors` speak), the site's home page after its deeper pages, an address that lost
-    the task's words a step ago (a filter removed)."""
-    recent = run.steps[-3:]
-    said = [says_done(s.thought) for s in recent]
-    if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
-        return None
-    if unloaded(recent[-1].url):
-        return None  # a tab that shows no page: what the run shows (`_nothing_done`) is said, not the belief
-    where = page(recent[-1].url, run.domain)
-    away = off_site(recent[-1].url, run.domain)
-    away = named_elsewhere(recent[-1].url, away) if away and not brand_service(recent[-1].url, run.domain) else None
-    own = site(run.domain)
-    if away and own:  # the task's site is where the task is done: the belief is checked there, not here
-        visited = any(s.url and not unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)
-                      for s in run.steps)
-        return Signal("done", 0.7, (
-            f"Your own notes say the task is complete, but you are on {away} now, not on {own}: go back to {own}, "
-            "check that its page shows everything the task asks for, and end the run only then." if visited else
-            f"Your own notes say the task is complete, but this run has not opened {own} yet, the site your task is "
-            f"on: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
-            {"notes": sum(said), "away": away, "visited": visited})
-    name = away or (own if same_site(recent[-1].url or "", run.domain) else None)  # never "on ticketshop.com" for a site not named
-    target = _target(recent[-1], run.task)
-    doing = f" ({_doing_words(recent[-1].action, target)})" if target else ""
-    did = f" (your last action: {doing[2:]}" if target else ""
-    if where == "the home page" and own and (deeper := _deeper_page(run)):
-        return Signal("done", 0.7,
-                      f"Your own notes say the task is complete, but you are on {own}'s home page now{did}, not on a "
-                      f"page that shows the result. Open the page that showed it again (you were at {deeper} before), "
-                      "check it against every part of the task, and end the run only then.",
-                      {"notes": sum(said), "home": True})
-    if lost := _lost_words(run):
-        return Signal("done", 0.7,
-                      f"Your own notes say the task is complete, but your last action{doing} "
-                      f"changed the page so that its address no longer holds {lost} from your task, as it did a step "
-                      "before: a condition of the task (a filter, a sort, a place) may be gone. Check that the page "
-                      "still applies every condition of the task before you end the run.",
-                      {"notes": sum(said), "lost": True})
-    # actions that did nothing or failed while it believes it is done: said as one diagnosis with the belief, whose
-    # "if it does not, name what is still missing" is the way on (it may be on the goal page, idling; or not there)
-    how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
-    said_count = str(how_long.facts["count"]) if how_long else ""
-    count = f": {said_count[:1].lower()}{said_count[1:]}" if how_long else ""
-    at = "" if how_long else (f" at {where}" if where else "") + did  # the count names the page and the action
-    return Signal("done", 0.7,
-                  f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}"
-                  f"{count}. If the page shows everything the task asks for, end the run now with your answer (your "
-                  "stop or answer action); if it does not, name what is still missing and act only for that.",
-                  {"notes": sum(said), "counted": bool(how_long)})
-
-
-def _deeper_page(run: PartialRun) -> str | None:
-    """The earlier page of the task's site, deeper than its home page and no wall, whose address holds the most of
-    the task's words (the latest of those), in words; None when the run had none open."""
-    wanted = {t.lower() for t in _TASK_TOKEN.findall(clean(run.task))}
-    best, score = None, -1
-    for s in run.steps[:-1]:
-        where = page(s.url, run.domain)
-        if not where or not where.startswith("/") or sign_in_page(s.url) or any(
-                w.kind.startswith("wall:") for w in walls(PartialRun(task=run.task, domain=run.domain, steps=[s]))):
-            continue
-        held = len(wanted & {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(s.url or ""))})
-        if held >= score:
-            best, score = where, held
-    return best
-
-
-_TASK_TOKEN = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]{4,}")
-
-
-def _held(query: str) -> set[str]:
-    return {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(query))}
-
-
-def _lost_words(run: PartialRun) -> str | None:
-    """The task's words and numbers that the address of the step before held and the last one's, on the same page of
-    the task's site (the same path), no longer does ("'25' and '50'": a price filter removed), quoted; else None.
-    Only the task's own words are said, never the address's."""
-    if len(run.steps) < 2:
-        return None
-    before, last = run.steps[-2].url, run.steps[-1].url
-    if not before or not last or before == last or not same_site(last, run.domain) or not same_site(before, run.domain):
-        return None
-    try:
-        a, b = urlsplit(before), urlsplit(last)
-    except ValueError:
-        return None
-    if a.path.rstrip("/") != b.path.rstrip("/") or a.netloc.lower() != b.netloc.lower():
-        return None
-    gone = _held(a.query) - _held(b.query)
-    words = [t for t in dict.fromkeys(t.lower() for t in _TASK_TOKEN.findall(clean(run.task))) if t in gone][:3]
-    if not words:
-        return None
-    quoted = [f"'{w}'" for w in words]
-    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
 
 
 def run_signals(run: PartialRun) -> list[Signal]:
@@ -445,7 +311,7 @@ def run_signals(run: PartialRun) -> list[Signal]:
         found = [away] + [Signal(s.kind, s.confidence, f"{s.facts['count']}.", s.facts) if s.kind == "repeat"
                           else s for s in found if s.kind not in {"stall", "errors", "struggle"}]
     walled = any(s.kind.startswith("wall:") and s.kind != "wall:empty_results" for s in found)
-    done = None if walled else _done(run, found)  # a page in the way is a fact; the agent's "done" there a belief
+    done = None if walled else believed_done(run, found)  # a page in the way is a fact; the agent's "done" there a belief
     if done is not None:  # why it goes round: it believes it is finished; the rest only counts how long (in its words)
         how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
         if how_long is not None and not done.facts.get("counted"):

@@ -1,0 +1,120 @@
+"""The agent's notes say the task is complete, yet it acts on: what the run shows against that belief.
+
+"End the run now" is said only when the run does not show otherwise: the site's home page after deeper pages, or
+an address that lost the task's words a step ago (a filter removed), is said instead; a repeat, a stall, failing or
+empty actions are said inside the same sentence (one diagnosis); away from the task's site, the site is named.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote_plus, urlsplit
+
+from coach.acting import doing_words, step_target
+from coach.models import PartialRun, Signal
+from coach.notes import says_done
+from coach.pages import brand_service, named_elsewhere, off_site, page, same_site, site, unloaded
+from coach.walls import sign_in_page, walls
+from coach.words import clean
+from condenser import action_verb, domain_of
+
+
+def done(run: PartialRun, found: list[Signal]) -> Signal | None:
+    """The agent's notes say the task is complete (two of the last three, the latest among them), yet it acts on
+    the page instead of ending the run (117 of the 121 dev runs that did this failed). `found`: the run's other
+    signals. What the run shows against the belief is said instead of "end the run now": steps that did nothing or
+    failed (`_nothing_done`, `_errors` speak), the site's home page after its deeper pages, an address that lost
+    the task's words a step ago (a filter removed)."""
+    recent = run.steps[-3:]
+    said = [says_done(s.thought) for s in recent]
+    if len(recent) < 3 or sum(said) < 2 or not said[-1] or action_verb(recent[-1].action) == "answer":
+        return None
+    if unloaded(recent[-1].url):
+        return None  # a tab that shows no page: what the run shows (`_nothing_done`) is said, not the belief
+    where = page(recent[-1].url, run.domain)
+    away = off_site(recent[-1].url, run.domain)
+    away = named_elsewhere(recent[-1].url, away) if away and not brand_service(recent[-1].url, run.domain) else None
+    own = site(run.domain)
+    if away and own:  # the task's site is where the task is done: the belief is checked there, not here
+        visited = any(s.url and not unloaded(s.url) and same_site(s.url, run.domain) and domain_of(s.url)
+                      for s in run.steps)
+        return Signal("done", 0.7, (
+            f"Your own notes say the task is complete, but you are on {away} now, not on {own}: go back to {own}, "
+            "check that its page shows everything the task asks for, and end the run only then." if visited else
+            f"Your own notes say the task is complete, but this run has not opened {own} yet, the site your task is "
+            f"on: it is not done on {away}. Open {own} (navigate to its address) and do it there."),
+            {"notes": sum(said), "away": away, "visited": visited})
+    name = away or (own if same_site(recent[-1].url or "", run.domain) else None)  # never "on ticketshop.com" for a site not named
+    target = step_target(recent[-1], run.task)
+    doing = f" ({doing_words(recent[-1].action, target)})" if target else ""
+    did = f" (your last action: {doing[2:]}" if target else ""
+    if where == "the home page" and own and (deeper := _deeper_page(run)):
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but you are on {own}'s home page now{did}, not on a "
+                      f"page that shows the result. Open the page that showed it again (you were at {deeper} before), "
+                      "check it against every part of the task, and end the run only then.",
+                      {"notes": sum(said), "home": True})
+    if lost := _lost_words(run):
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but your last action{doing} "
+                      f"changed the page so that its address no longer holds {lost} from your task, as it did a step "
+                      "before: a condition of the task (a filter, a sort, a place) may be gone. Check that the page "
+                      "still applies every condition of the task before you end the run.",
+                      {"notes": sum(said), "lost": True})
+    # actions that did nothing or failed while it believes it is done: said as one diagnosis with the belief, whose
+    # "if it does not, name what is still missing" is the way on (it may be on the goal page, idling; or not there)
+    how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
+    said_count = str(how_long.facts["count"]) if how_long else ""
+    count = f": {said_count[:1].lower()}{said_count[1:]}" if how_long else ""
+    at = "" if how_long else (f" at {where}" if where else "") + did  # the count names the page and the action
+    return Signal("done", 0.7,
+                  f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}"
+                  f"{count}. If the page shows everything the task asks for, end the run now with your answer (your "
+                  "stop or answer action); if it does not, name what is still missing and act only for that.",
+                  {"notes": sum(said), "counted": bool(how_long)})
+
+
+def _deeper_page(run: PartialRun) -> str | None:
+    """The earlier page of the task's site, deeper than its home page and no wall, whose address holds the most of
+    the task's words (the latest of those), in words; None when the run had none open."""
+    wanted = {t.lower() for t in _TASK_TOKEN.findall(clean(run.task))}
+    best, score = None, -1
+    for s in run.steps[:-1]:
+        where = page(s.url, run.domain)
+        if not where or not where.startswith("/") or sign_in_page(s.url) or any(
+                w.kind.startswith("wall:") for w in walls(PartialRun(task=run.task, domain=run.domain, steps=[s]))):
+            continue
+        held = len(wanted & {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(s.url or ""))})
+        if held >= score:
+            best, score = where, held
+    return best
+
+
+_TASK_TOKEN = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]{4,}")
+
+
+def _held(query: str) -> set[str]:
+    return {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(query))}
+
+
+def _lost_words(run: PartialRun) -> str | None:
+    """The task's words and numbers that the address of the step before held and the last one's, on the same page of
+    the task's site (the same path), no longer does ("'25' and '50'": a price filter removed), quoted; else None.
+    Only the task's own words are said, never the address's."""
+    if len(run.steps) < 2:
+        return None
+    before, last = run.steps[-2].url, run.steps[-1].url
+    if not before or not last or before == last or not same_site(last, run.domain) or not same_site(before, run.domain):
+        return None
+    try:
+        a, b = urlsplit(before), urlsplit(last)
+    except ValueError:
+        return None
+    if a.path.rstrip("/") != b.path.rstrip("/") or a.netloc.lower() != b.netloc.lower():
+        return None
+    gone = _held(a.query) - _held(b.query)
+    words = [t for t in dict.fromkeys(t.lower() for t in _TASK_TOKEN.findall(clean(run.task))) if t in gone][:3]
+    if not words:
+        return None
+    quoted = [f"'{w}'" for w in words]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
