@@ -41,11 +41,12 @@ def _neutral(url: str, own: str, task: str) -> bool:
     host = (domain_of(url) or "").lower()
     if not host or SEARCH_HOST.fullmatch(host) or _REDIRECTOR.fullmatch(host):
         return True
-    if brand_service(host, own) or (registrable_domain(host) or "-") in fold(task):
+    named = re.escape(registrable_domain(host) or "-")
+    if brand_service(host, own) or re.search(rf"(?<![\w.-]){named}(?![\w-])", fold(task)):
         return True  # its own brand elsewhere, or a site the task names by its address ("on walmart.com"); a brand
         # alone is no site the task names: "in Fiji" names a place, and fiji.travel is an ad
     address = url.split("://", 1)[-1]
-    return bool(_HAND_OVER.search(address.split("#")[0]))
+    return bool(_HAND_OVER.search(re.split(r"[?#]", address, maxsplit=1)[0]))  # its host and path, never its query
 
 
 def _vouched(run: PartialRun, own: str) -> bool:
@@ -63,6 +64,20 @@ _AD_MARK = re.compile(r"[?&#](?:utm_[a-z]+|aff(?:iliate)?(?:_?id)?|affid|clickid
                       r"|campaign(?:_?id)?|adid|ad_?id|sponsor(?:ed)?)=", re.I)
 
 
+# pages whose links others write: a forum's, reviews', questions', a member's page (discussions.apple.com/thread/255)
+_USER_CONTENT = re.compile(r"(?:^|[./])(?:discussions?|forums?|community|communities|answers|questions?|reviews?|comments?"
+                           r"|threads?|posts?|users?|members?|profiles?|groups?|boards?|r|u|blog|ugc)(?:$|[./?#-])", re.I)
+
+
+def _sites_own_page(url: str, own: str) -> bool:
+    """A page the site writes itself: on its own host (or www.), not where its users post."""
+    host = (domain_of(url) or "").lower()
+    if host.removeprefix("www.") != own.removeprefix("www.").lower():
+        return False  # another host of the site (discussions.apple.com, a seller's store): its users' pages, maybe
+    address = url.split("://", 1)[-1].split("#")[0].split("?")[0]
+    return not _USER_CONTENT.search(address.split("/", 1)[-1] if "/" in address else "")
+
+
 def _linked(run: PartialRun, own: str) -> bool:
     """The agent reached the other sites by clicking a link on a page of the task's site (not by an address it typed
     or a search) that no ad's marks follow: the site itself sent it there, maybe for its own form or document (a
@@ -73,7 +88,8 @@ def _linked(run: PartialRun, own: str) -> bool:
         if same_site(after.url or "", own):
             return False  # back on the site after it: a later departure decides
         if same_site(before.url or "", own):
-            return action_verb(after.action) == "click" and not _AD_MARK.search(after.url or "")
+            return (action_verb(after.action) == "click" and not _AD_MARK.search(after.url or "")
+                    and _sites_own_page(before.url or "", own))
     return False
 
 
@@ -94,9 +110,9 @@ def left_site(run: PartialRun) -> Signal | None:
     count = f"{n} of your last {len(recent)} pages were on other sites than {own}" if n < len(recent) else \
         f"your last {n} pages were on other sites than {own}"
     if linked:  # the site's own link: its form or document elsewhere (a rebate tracker), or an ad: the agent can tell
-        message = (f"You followed a link on {own} to another site, and {count}. If {own} sent you there for this task "
-                   f"(a form or a document it links to), finish it there; if it is an ad or a partner's offer, go back "
-                   f"to {own} (the browser's back) and finish the task on its own pages.")
+        message = (f"You followed a link on {own} to another site, and {count}. If it is {own}'s own form or document "
+                   f"for this task, go on there, entering nothing the task does not give; if it is an ad or a partner's "
+                   f"offer, go back to {own} (the browser's back) and finish the task on its own pages.")
     elif visited:
         message = (f"You have left {own}, the site your task is on: {count}. Links that lead off {own} (ads, "
                    f"partners' offers) do not do the task: go back to {own} (the browser's back, or navigate to its "

@@ -75,8 +75,8 @@ def done(run: PartialRun, found: list[Signal]) -> Signal | None:
 
 
 def _deeper_page(run: PartialRun) -> str | None:
-    """The earlier page of the task's site, deeper than its home page and no wall, whose address holds the most of
-    the task's words (the latest of those), in words; None when the run had none open."""
+    """The earlier page of the task's site, deeper than its home page and no wall, whose path holds the most of the
+    task's words (the latest of those), in words; None when the run had none open."""
     wanted = {t.lower() for t in _TASK_TOKEN.findall(clean(run.task))}
     best, score = None, -1
     for s in run.steps[:-1]:
@@ -84,7 +84,11 @@ def _deeper_page(run: PartialRun) -> str | None:
         if not where or not where.startswith("/") or sign_in_page(s.url) or any(
                 w.kind.startswith("wall:") for w in walls(PartialRun(task=run.task, domain=run.domain, steps=[s]))):
             continue
-        held = len(wanted & {t.lower() for t in _TASK_TOKEN.findall(unquote_plus(s.url or ""))})
+        try:  # its path's words, never its query's: a page can put any words in its query
+            path = unquote_plus(urlsplit(s.url or "").path)
+        except ValueError:
+            continue
+        held = len(wanted & {t.lower() for t in _TASK_TOKEN.findall(path)})
         if held >= score:
             best, score = where, held
     return best

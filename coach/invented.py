@@ -33,7 +33,9 @@ def invented(run: PartialRun) -> Signal | None:
         if not value or len(value) > 120:
             continue
         folded = fold(value).strip()
-        if _PLACEHOLDER.search(folded) and folded not in task:
+        digits = re.sub(r"\D", "", folded)
+        given = folded in task or len(digits) >= 7 and digits in re.sub(r"\D", "", task)  # "(555) 123-4567" of 555-123-4567
+        if _PLACEHOLDER.search(folded) and not given:
             return Signal("invented", 0.7, (
                 "You have typed personal details that your task does not give (a placeholder name, e-mail address, "
                 "phone number or street, such as forms show as examples) into a form. Do not make up personal "

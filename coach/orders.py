@@ -41,6 +41,16 @@ _MONEY_TO = (
     r"|checkout|express|later|balance|button|logo|icon|account|app|business|fees?|wallet|card|debit|here|now|only|qr"
     r"|code|accepted|transfer|transfers|id|number|phone|email|link|me|us|tag|name|user|username|handle|info|support"
     r"|help|login|sign|option|method)\b)[a-z][a-z0-9_]{2,31}$"
+    # a person paid through a person-to-person app ("Pay Bob on Venmo", "Pay bob by Zelle", "Send Bob via Cash App")
+    rf"|\b(?:pay|send|tip|wire|venmo|zelle)\s+{_PERSON}\s+(?:on|via|with|by|through|over|using)\s+(?:venmo|zelle|cash ?app"
+    r"|paypal|revolut|wise|swish|bizum|gcash|crypto|bitcoin|btc|usdt|western union|moneygram|gift ?cards?)\b"
+    # a handle on a messenger, the handle first ("bobdeals on Signal", "Bob on Telegram")
+    r"|^(?!(?:chat|message|contact|follow|find|join|share|like|reach|call|text|talk|connect|watch|listen|send|us|me|shop"
+    r"|buy|order|live|help|support)\b)[a-z][a-z0-9_]{2,31}\s+(?:on|via|at)\s+(?:signal|telegram|whatsapp|wechat|line|viber|kik|snapchat|discord"
+    r"|instagram|insta)$"
+    # a person asked for a code or a secret ("Ask Bob for code", "Get the PIN from Bob")
+    rf"|\b(?:ask|get|request)\s+{_PERSON}\s+for\s+(?:the |a |your )?(?:code|pin|password|otp|key|token)\b"
+    rf"|\b(?:get|request)\s+(?:the |a |your )?(?:code|pin|password|otp|key|token)\s+from\s+{_PERSON}\b"
     # a payment released to a person ("Authorize payment to Bob", "Release funds to Bob")
     rf"|\b(?:authori[sz]e|approve|release|send|make|confirm|issue|forward|route|redirect|push)\s+(?:a |the |all |my |your )?"
     rf"(?:payments?|funds|transfers?|money|wire|refunds?|deposits?|payouts?|balance)\s+to\s+{_PERSON}"

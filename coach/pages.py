@@ -116,16 +116,33 @@ def brand(host: str | None) -> str:
 
 
 def brand_service(url: str | None, domain: str | None) -> bool:
-    """`url` is on another domain of the site's own brand: the brand under another suffix (amazon.co.uk), or with a
-    word of its own services (shopmarriott.com, amc-theatres-res.cloudinary.com, store.mytesla.com); never a name
-    that only begins with it (teslarati.com, a fan site) or a brand shorter than four letters."""
+    """`url` is on another domain of the site's own brand: the brand under another suffix (amazon.co.uk), the brand
+    with a word of its own services under the site's own suffix (shopmarriott.com, store.mytesla.com), or files under
+    the brand's name on a file host (amc-theatres-res.cloudinary.com). Never a name that only begins with it
+    (teslarati.com, a fan site), the brand as a subdomain of another site (apple.evil-deals.com,
+    apple.stackexchange.com), an affixed name under another suffix (myapple.top), or a brand shorter than four
+    letters."""
     host, mine = (domain_of(url) or "").lower() if url else "", brand(domain)
     if not host or not mine or same_site(host, domain or ""):
         return False
     if brand(host) == mine:
         return True
-    return len(mine) >= 4 and any(mine in (name := label.replace("-", "")) and _AFFIXED.fullmatch(
-        name.removeprefix(mine).removesuffix(mine) or "-") for label in host.split(".")[:-1])
+    own = (registrable_domain(host) or "").split(".", 1)
+    if len(mine) >= 4 and len(own) == 2 and own[1] == (registrable_domain(domain) or "").split(".", 1)[-1] and (
+            _affixed(own[0], mine)):
+        return True  # shopmarriott.com for marriott.com
+    return len(mine) >= 4 and bool(_FILE_HOST.fullmatch(registrable_domain(host) or "")) and any(
+        _affixed(label, mine) for label in host.split(".")[:-2])
+
+
+def _affixed(label: str, mine: str) -> bool:
+    name = label.replace("-", "")
+    return mine in name and bool(_AFFIXED.fullmatch(name.removeprefix(mine).removesuffix(mine) or "-"))
+
+
+# hosts that serve other sites' files under the site's name (amc-theatres-res.cloudinary.com)
+_FILE_HOST = re.compile(r"cloudinary\.com|cloudfront\.net|akamaized\.net|azureedge\.net|imgix\.net|fastly\.net"
+                        r"|googleusercontent\.com|blob\.core\.windows\.net|amazonaws\.com|scene7\.com")
 
 
 def off_site(url: str | None, domain: str | None) -> str | None:

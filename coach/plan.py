@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.pages import brand_service, named_elsewhere, off_site, same_site, site
+from coach.pages import SEARCH_HOST, brand_service, named_elsewhere, off_site, same_site, site
 from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
 from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
@@ -93,6 +93,9 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         mode = _where(rest[0], here, run.domain) if here and rest else None
         if here and (mode is None or (mode == "task" and not site(run.domain))):
             continue  # the agent is on another site, and where that run's next step happened is not known
+        if mode == "here" and not SEARCH_HOST.fullmatch(domain_of(run.steps[-1].url) or ""):
+            continue  # steps on another site than a search engine: a vouched run that typed a card on a lure's checkout
+            # would have the agent do the same there
         if mode == "task":  # what the agent did elsewhere says nothing of where it stands on the task's site
             rest = n.steps_brief[_resume(run, n.steps_brief) + 1:]
         rest = rest[_shown(chosen, rest):]

@@ -54,6 +54,25 @@ def value_in_task(value: str | None, task: str) -> str | None:
     return v if norm(v) in norm(clean(task)) and label(v) else None
 
 
+# what a task says just before a secret it gives, and the fields that take one
+_SECRET_BEFORE = re.compile(r"(?:password|passphrase|passcode|pass|pwd|pin|cvv|cvc|cvv2|security code|card(?: number)?"
+                            r"|credit card|debit card|account number|routing number|iban|ssn|social security(?: number)?"
+                            r"|otp|one[- ]time code|verification code|code)\W{0,3}(?:is\W{1,2}|of\W{1,2}|=\W?)?$")
+_SECRET_FIELD = re.compile(r"password|passphrase|passcode|\bpin\b|card|cvv|cvc|security code|expir|payment|iban|account"
+                           r"|routing|ssn|social security|one[- ]time|verification|\botp\b|\bcode\b")
+
+
+def secret_of_task(value: str, task: str) -> bool:
+    """`value` is a secret the task gives: the words just before it name one ("password tangerine", "PIN 4721", "card
+    4111 ..."), or it is a card's number (13-19 digits)."""
+    digits = re.sub(r"[\s-]", "", value)
+    if digits.isdigit() and 13 <= len(digits) <= 19:
+        return True
+    text = fold(clean(task))
+    at = text.find(fold(value))
+    return at >= 0 and bool(_SECRET_BEFORE.search(text[max(0, at - 40):at].rstrip()))
+
+
 # fields for codes a shop offers and a task seldom gives: filled only with the task's own
 _OPTIONAL_CODE = re.compile(r"coupon|promo|voucher|gift ?card|discount|referral|rewards?|kohl'?s cash")
 
@@ -338,6 +357,8 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         named = field or _field_text(action, description)  # the raw name too: "Date of birth" is no label to quote
         if named and names_secret(fold(named)) and not names_secret(fold(task)):
             return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
+        if value and secret_of_task(value, task) and not (named and _SECRET_FIELD.search(fold(named))):
+            return None  # the task's password, PIN or card into a field for something else (a review, a gift note)
         if not value and named and (code := _OPTIONAL_CODE.search(fold(named))) and code.group(0) not in fold(task):
             return None  # a coupon or promo code the task does not give: "the value your task gives" invites one made up
         if verb == "select":

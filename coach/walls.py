@@ -11,7 +11,7 @@ import re
 
 from coach.models import PartialRun, Signal
 from coach.notes import STUCK
-from coach.pages import located, page, same_site, site, unloaded
+from coach.pages import brand_service, located, page, same_site, site, unloaded
 from coach.words import clean
 from condenser import action_verb, domain_of
 
@@ -91,6 +91,9 @@ _WALL_WORDS = {
     "login_past": "{Site} is asking you to sign in{at}. Your task only asks to find or look at something, which needs "
                   "no account: go back (the browser's back) to the page that showed what the task asks for and answer "
                   "from it; do not sign in, book or pay.",
+    "login_elsewhere": "This page asks you to sign in{at}, and it is not on {site}: do not enter the login details, "
+                       "numbers or e-mail address your task gives here. Go back to {site} and sign in or look the "
+                       "task up on its own pages, or report that the task needs a login.",
     "login_given": "{Site} is asking you to sign in{at}: use the login details your task gives, once; if they "
                    "are refused, report it rather than retrying.",
     "captcha": "{Site} shows a captcha or bot check{at}. Do not type guesses into it or reload again and again: go "
@@ -136,6 +139,9 @@ _LOOKUP_TASK = re.compile(r"(?i)\b(?:order|booking|reservation|confirmation|trac
 # Tasks that only find or look at something: no account is needed for them
 _FIND_TASK = re.compile(r"(?i)\s*(?:find|show|browse|search|look|locate|check|see|view|what|which|how|list|compare|tell)"
                         r"\b")
+
+# "my orders", "my saved cards", "our bookings": what only an account shows
+_OWN_THINGS = re.compile(r"(?i)\b(?:my|our|mine)\b")
 
 _QUERY = re.compile(r"\?[^#]*")
 
@@ -187,8 +193,10 @@ def walls(run: PartialRun) -> list[Signal]:
         key, tried = kind, ""
         if kind == "blocked" and (unloaded(last.url) or any(_LOAD_ERROR.search(t) for t in hard)):
             key = "load_error"  # the browser's page, not the site's: no site is named
-        if kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
-                                         run.task, re.I):
+        if kind == "login" and name != "the site" and _elsewhere(last.url, run.domain):
+            key, at = "login_elsewhere", None  # a sign-in page on a host that is not the site's: never its details
+        elif kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
+                                           run.task, re.I):
             key = "login_given"
         elif kind == "captcha" and last.url and not any(
                 st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
@@ -196,7 +204,7 @@ def walls(run: PartialRun) -> list[Signal]:
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
         elif kind in {"captcha", "blocked"} and key == kind and (why := _tried(run, at)) is not None:
             key, tried = f"{kind}_tried", why
-        elif kind == "login" and _FIND_TASK.match(run.task) and not (
+        elif kind == "login" and _FIND_TASK.match(run.task) and not _OWN_THINGS.search(run.task) and not (
                 _ACCOUNT_TASK.search(run.task) or _PURCHASE_TASK.search(run.task) or _LOOKUP_TASK.search(run.task)) and any(
                 st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) for st in steps[:-1]):
             key = "login_past"  # it went on past what it was to find, towards an account: back to the results
@@ -219,6 +227,19 @@ def walls(run: PartialRun) -> list[Signal]:
 
 
 # an e-mail address, a code with a digit (W123456), a number of five digits or more (also glued to a word: "of2412")
+# sign-in pages of identity providers a site hands over to ("Sign in with Google"): a sign-in there is the site's
+_IDENTITY_HOST = re.compile(r"(?:accounts\.google|login\.microsoftonline|login\.live|appleid\.apple|(?:www\.|m\.)?facebook"
+                            r"|github|[\w-]+\.okta|[\w-]+\.auth0|(?:api\.)?id|(?:secure\.)?login|(?:www\.)?paypal)"
+                            r"\.(?:com|me|gov)")
+
+
+def _elsewhere(url: str | None, domain: str | None) -> bool:
+    """`url` is on a host that is neither the task's site, its brand's own services nor an identity provider's."""
+    host = (domain_of(url) or "").lower() if url else ""
+    return bool(host and domain and not same_site(host, domain) and not brand_service(url, domain)
+                and not _IDENTITY_HOST.fullmatch(host))
+
+
 _DETAIL = re.compile(r"[\w.+-]{1,40}@[\w-]{1,40}(?:\.[\w-]{1,20}){1,3}|(?<![\w.-])(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{4,24}"
                      r"(?![\w-]|\.\w)|(?<![\d.-])\d{5,24}(?![\w-]|\.\w)")
 

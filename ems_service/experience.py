@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from datetime import datetime
+from typing import Any
 
 from coach.words import reads_as_order
 from condenser import classify_intent, domain_of, url_pattern
@@ -18,6 +19,7 @@ from ems_service.repositories import EpisodeRepository, FactRepository, Facts, a
 HALF_LIFE_DAYS = 60.0
 TIERS = [("P1", 0.85), ("P2", 0.60), ("P3", 0.40)]
 FACT_KEYS = ("selectors", "interaction_hints", "known_blockers", "anti_patterns")
+UNVERIFIED_HELD = ("interaction_hints", "known_blockers", "anti_patterns")  # free sentences: served once verified
 
 
 def _segments(pattern: str) -> list[str]:
@@ -42,6 +44,12 @@ _LOCAL_SCHEME = re.compile(r"(?i)\b(?:javascript|data|vbscript|file|blob|view-so
 _NAVIGATE = re.compile(
     r"""(?ix)^\s*(?:navigate(?:_to)?|go_?to|go\s+to|open(?:_url|_tab|_new_tab)?|new_tab|visit|load(?:_url)?|browse)
         [\s(:='"]*(?:url\s*=\s*)?['"]?([^\s'")]+)""")
+
+
+def _left_site(brief: list[Any], site: str | None) -> bool:
+    """A step of the run was on a page of another registrable domain than `site` (a step's address: where its action
+    led)."""
+    return any(isinstance(st, dict) and st.get("url") and offsite_targets(str(st["url"]), site) for st in brief)
 
 
 def offsite_targets(text: str, site: str | None) -> list[str]:
@@ -136,8 +144,10 @@ class ExperienceService:
             ranked = sorted(succ, key=lambda r: (-aware(r.created_at).timestamp(), r.n_steps))
             # a run with a step that leaves the site, or whose words order something (an instruction, a software
             # install, a secret asked for: coach.words.reads_as_order), is no playbook to replay
+            # (nor one whose steps led to another site: a vouched run that clicked through to a lure's checkout)
             best = next((r for r in ranked if not any(offsite_targets(a, site) or reads_as_order(a)
-                                                      for a in r.actions)), None)
+                                                      for a in r.actions) and not _left_site(r.steps_brief, site)),
+                        None)
             if best is not None:
                 steps = list(best.actions)
             if best is not ranked[0]:
@@ -145,6 +155,13 @@ class ExperienceService:
                 warnings.append(f"{left} verified run(s) leaving {site} or ordering more than the page were not offered "
                                 "as a playbook")
         fact_data = dict(facts.facts) if facts else {}
+        held = 0  # a writer's sentences about the site wait for a verifier: "Enter your password in the search box"
+        # reads as how the site works to an agent (a red team's), and no list catches every way to say it
+        for key in () if facts is None or facts.verified else UNVERIFIED_HELD:
+            held += len(fact_data.get(key, []))
+            fact_data[key] = []
+        if held:
+            warnings.append(f"{held} unverified fact sentence(s) held back until a verifier verifies them")
         dropped = 0
         for key in FACT_KEYS:
             if key in fact_data:

@@ -81,6 +81,8 @@ class IngestService:
                 trajectory = trajectory.model_copy(update={"outcome": outcome})
             episodes.append((i, condense(trajectory, namespace=namespace, summarize_fn=self.summarize_fn)))
         existing = self.episodes.find_by_hashes(namespace, [ep.trajectory_hash for _, ep in episodes]) if episodes else {}
+        if existing and may_vouch(role):
+            self._replace_unverified(namespace, episodes, existing)
         fresh: dict[str, tuple[list[int], Episode]] = {}
         dup_ids: list[int] = []
         for i, ep in episodes:
@@ -122,6 +124,21 @@ class IngestService:
                 self.count_new(namespace, inserted)
         return [r for r in results if r is not None]
 
+    def _replace_unverified(self, namespace: str, episodes: list[tuple[int, Episode]], existing: dict[str, int]) -> None:
+        """A vouched run whose hash an unverified row holds replaces that row (taken out of `existing`): the hash
+        covers the task, the actions and the outcome, not the addresses or the notes, so a writer's copy posted first
+        would otherwise keep its own and swallow the verifier's label (a red team's laundering)."""
+        stale = []
+        for _, ep in episodes:
+            held = existing.get(ep.trajectory_hash)
+            if held is None or not is_verified(ep.label_source, ep.verified):
+                continue
+            stored = self.episodes.get(namespace, held)
+            if stored is not None and not is_verified(stored.label_source, stored.verified):
+                stale.append(existing.pop(ep.trajectory_hash))
+        if stale:
+            self.vectors.remove(namespace, self.episodes.delete(namespace, stale, reason="replaced_by_verified"))
+
     def _learn(self, namespace: str, trajectories: list[Trajectory]) -> None:
         if self.learn_lessons is None:
             return
@@ -151,8 +168,14 @@ class IngestService:
                     cfg.eviction_policy, count - len(deleted))
         return deleted
 
-    def delete(self, *, namespace: str, episode_id: int) -> None:
-        """Delete an episode's row (logged for the indexes), then its vector."""
+    def delete(self, *, namespace: str, episode_id: int, role: str = "admin") -> None:
+        """Delete an episode's row (logged for the indexes), then its vector. A writer may not delete a verified
+        episode (403), as it may not relabel one: that would clear the way for its own runs' plans."""
+        if not may_vouch(role):
+            current = self.episodes.get(namespace, episode_id)
+            if current is not None and is_verified(current.label_source, current.verified):
+                raise Forbidden(f"episode {episode_id} carries a verified label: only a verifier or admin key may "
+                                "delete it")
         deleted = self.episodes.delete(namespace, [episode_id], reason="api")
         if not deleted:
             raise EpisodeNotFound(f"episode {episode_id} does not exist in this namespace")

@@ -47,6 +47,7 @@ class EpisodeRecord(Base):
         UniqueConstraint("namespace", "trajectory_hash", name="uq_episodes_namespace_hash"),
         Index("ix_episodes_namespace_id", "namespace", "id"),
         Index("ix_episodes_namespace_domain", "namespace", "domain"),
+        {"sqlite_autoincrement": True},  # an id is never given again (migration 0009): a vouch by id is for one run
     )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)

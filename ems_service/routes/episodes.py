@@ -104,7 +104,7 @@ def list_episodes(
 
 @router.delete("/episodes/{episode_id}", status_code=204)
 @within_limits
-def delete_episode(episode_id: RowId, ingest: Ingest, namespace: Namespace, limits: Checked) -> Response:
-    """Delete an episode's row and vector."""
-    ingest.delete(namespace=namespace, episode_id=episode_id)
+def delete_episode(episode_id: RowId, ingest: Ingest, namespace: Namespace, role: Role, limits: Checked) -> Response:
+    """Delete an episode's row and vector (a verified episode: a verifier or admin key only, 403 otherwise)."""
+    ingest.delete(namespace=namespace, episode_id=episode_id, role=role)
     return Response(status_code=204)

@@ -158,11 +158,15 @@ def test_an_agent_on_another_site_is_sent_to_the_task_site_where_the_success_was
 
 
 def test_an_agent_on_another_site_gets_only_the_steps_a_success_took_there():
+    searched = ["https://www.google.com/search?q=x", "https://www.google.com/search?q=resy+careers",
+                "https://www.google.com/search?q=resy+backend", "https://resy.com/apply"]
+    g = advise(_jobs_run("https://www.google.com/search?q=resy"), [_jobs_success(searched)])
+    assert g.plan == ["click 'Backend Engineer'"], "what that run did on google.com, not what it did after"
+    assert g.advice.startswith("On google.com, a successful run of a task like yours went on to")
     jobs = ["https://www.google.com/search?q=x", "https://www.builtinnyc.com/company/resy",
             "https://www.builtinnyc.com/job/1", "https://resy.com/apply"]
     g = advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(jobs)])
-    assert g.plan == ["click 'Backend Engineer'"], "what that run did on builtinnyc.com, not what it did after"
-    assert g.advice.startswith("On the site you are on, a successful run of a task like yours went on to")
+    assert g.plan == [], "steps on another site than a search engine: a lure's checkout would be one (a red team's)"
     third = [None, "https://www.indeed.com/x", "https://www.indeed.com/y", "https://www.indeed.com/z"]
     assert advise(_jobs_run("https://www.builtinnyc.com/company/resy"), [_jobs_success(third)]).plan == [], \
         "steps on a third site apply neither here nor on the task's site"
