@@ -61,6 +61,13 @@ def done(run: PartialRun, found: list[Signal]) -> Signal | None:
                       "before: a condition of the task (a filter, a sort, a place) may be gone. Check that the page "
                       "still applies every condition of the task before you end the run.",
                       {"notes": sum(said), "lost": True})
+    if up := _went_up(run):
+        narrower, wider = up
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but your last action{doing} left {narrower} for "
+                      f"{wider}, a page above it: what the narrower page showed (a category, a filter) is no longer "
+                      f"applied. Go back to {narrower} if it showed what the task asks for, and end the run there.",
+                      {"notes": sum(said), "up": True})
     # actions that did nothing or failed while it believes it is done: said as one diagnosis with the belief, whose
     # "if it does not, name what is still missing" is the way on (it may be on the goal page, idling; or not there)
     how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
@@ -95,6 +102,26 @@ def _deeper_page(run: PartialRun) -> str | None:
 
 
 _TASK_TOKEN = re.compile(r"[0-9]+(?:\.[0-9]+)?|[^\W\d_]{4,}")
+
+
+def _went_up(run: PartialRun) -> tuple[str, str] | None:
+    """The last action went from a page of the task's site to one above it (`/reviews/games/pc` to `/reviews`), both
+    in words (`page`, every segment checked); None otherwise, or when either cannot be said."""
+    if len(run.steps) < 2:
+        return None
+    before, last = run.steps[-2].url, run.steps[-1].url
+    if not before or not last or not same_site(before, run.domain) or not same_site(last, run.domain):
+        return None
+    try:
+        a, b = urlsplit(before).path.rstrip("/"), urlsplit(last).path.rstrip("/")
+    except ValueError:
+        return None
+    if not b or not a.startswith(b + "/"):
+        return None  # not an ancestor (the home page is said by the home page check)
+    narrower, wider = page(before, run.domain), page(last, run.domain)
+    if not narrower or not wider or not narrower.startswith("/") or not wider.startswith("/") or narrower == wider:
+        return None
+    return narrower, wider
 
 
 def _held(query: str) -> set[str]:

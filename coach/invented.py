@@ -27,7 +27,7 @@ def invented(run: PartialRun) -> Signal | None:
     """The agent typed a placeholder identity its task does not give, in its last steps."""
     task = fold(run.task)
     for step in run.steps[-RECENT:]:
-        if action_verb(step.action) not in {"type", "fill"}:
+        if action_verb(step.action) not in {"type", "fill", "search"}:  # fill_search[19,John Doe, jd@example.com] too
             continue
         value = typed_value(step.action)
         if not value or len(value) > 120:

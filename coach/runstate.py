@@ -16,7 +16,7 @@ from coach.done import done as believed_done
 from coach.invented import invented
 from coach.models import PartialRun, Signal
 from coach.notes import says_progress, says_stuck
-from coach.pages import located, named_elsewhere, off_site, page, same_site, site, unloaded
+from coach.pages import brand_service, located, named_elsewhere, off_site, page, same_site, site, unloaded
 from coach.walls import walls
 from coach.words import TAG_NAMES, clean, error_class
 from condenser import Step, action_target, action_verb
@@ -165,8 +165,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     # a run that does not say whether the page changed: the same words may have acted on one item after another
     # (a builder's 'SELECT' on each part), so the remedy is said for the case the clicks brought nothing new
     doing = ". If these brought nothing new, doing it again will not help: " if unknown else ". Doing it again will not help: "
-    sentence += doing + _remedy(verb, errors[-1] if errors else None, target,
-                                                              off_site(steps[-1].url, run.domain) and site(run.domain)) + "."
+    gone = off_site(steps[-1].url, run.domain) and not brand_service(steps[-1].url, run.domain)
+    sentence += doing + _remedy(verb, errors[-1] if errors else None, target, site(run.domain) if gone else None) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
                   {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None,

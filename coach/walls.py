@@ -11,7 +11,7 @@ import re
 
 from coach.models import PartialRun, Signal
 from coach.notes import STUCK
-from coach.pages import brand_service, located, page, same_site, site, unloaded
+from coach.pages import SEARCH_HOST, brand_service, located, page, same_site, site, unloaded
 from coach.words import clean
 from condenser import action_verb, domain_of
 
@@ -110,6 +110,10 @@ _WALL_WORDS = {
                       "another way ({site}'s menu or search).",
     "blocked": "{Site} refuses access{at}. Loading the same address again will not help: go back and reach the "
                "page another way (the site's home page, menu or search), or report that the site blocks access.",
+    "captcha_search": "The search engine shows a captcha or bot check, not {site}. Do not type guesses into it: open "
+                      "{site} directly (navigate to its address) and look for what the task asks there.",
+    "blocked_search": "The search engine refuses access, not {site}: open {site} directly (navigate to its address) and "
+                      "look for what the task asks there.",
     "blocked_tried": "{Site} refuses access{at}{tried}. Loading the same address again will not help: report that "
                      "the site blocks access.",
     "load_error": "The browser could not load the page{came}: it shows its own error page. Loading the same address "
@@ -193,7 +197,9 @@ def walls(run: PartialRun) -> list[Signal]:
         key, tried = kind, ""
         if kind == "blocked" and (unloaded(last.url) or any(_LOAD_ERROR.search(t) for t in hard)):
             key = "load_error"  # the browser's page, not the site's: no site is named
-        if kind == "login" and name != "the site" and _elsewhere(last.url, run.domain):
+        if kind in {"captcha", "blocked"} and key == kind and name != "the site" and _search_engine(last.url):
+            key = f"{kind}_search"  # the search engine's wall, not the site's: the site is opened directly
+        elif kind == "login" and name != "the site" and _elsewhere(last.url, run.domain):
             key, at = "login_elsewhere", None  # a sign-in page on a host that is not the site's: never its details
         elif kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                            run.task, re.I):
@@ -231,6 +237,10 @@ def walls(run: PartialRun) -> list[Signal]:
 _IDENTITY_HOST = re.compile(r"(?:accounts\.google|login\.microsoftonline|login\.live|appleid\.apple|(?:www\.|m\.)?facebook"
                             r"|github|[\w-]+\.okta|[\w-]+\.auth0|(?:api\.)?id|(?:secure\.)?login|(?:www\.)?paypal)"
                             r"\.(?:com|me|gov)")
+
+
+def _search_engine(url: str | None) -> bool:
+    return bool(url) and bool(SEARCH_HOST.fullmatch((domain_of(url) or "").lower()))
 
 
 def _elsewhere(url: str | None, domain: str | None) -> bool:

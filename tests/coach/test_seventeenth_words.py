@@ -393,3 +393,41 @@ def test_a_number_the_task_gives_in_another_format_is_not_made_up():
     steps = [{"action": 'Type "(555) 123-4567"', "url": "https://www.landwatch.com/contact"}]
     g = advise(_run(steps, task="Contact the seller with phone 555-123-4567 in landwatch", domain="landwatch.com"), [])
     assert "personal details" not in g.advice
+
+
+def test_a_search_engines_captcha_is_not_the_sites():
+    """A run searched on google.com and met its check: "Amctheatres.com shows a captcha ... report that the site
+    blocks automated access" blamed the site and gave the run up (a grader's finding)."""
+    steps = [{"action": "goto[https://www.amctheatres.com]", "url": "https://www.amctheatres.com/"},
+             {"action": "google_search[AMC Artisan Films]", "url": "https://www.google.com/sorry/index?continue=x"}]
+    g = advise(_run(steps, task="Show the coming soon AMC Artisan Films in amctheatres", domain="amctheatres.com"), [])
+    assert g.advice.startswith("The search engine shows a captcha or bot check, not amctheatres.com"), g.advice
+    assert "open amctheatres.com directly" in g.advice and "report that the site blocks" not in g.advice
+
+
+def test_made_up_details_typed_into_a_search_box_form_are_named():
+    steps = [{"action": "fill_search[19,John Doe, johndoe@example.com]", "url": "https://builtinnyc.com/job/1/apply"}]
+    g = advise(_run(steps, task="Apply for a software job at Resy", domain="resy.com"), [])
+    assert "personal details that your task does not give" in g.advice, g.advice
+
+
+def test_dev_runs_with_made_up_details():
+    """The figure the README gives: on the webcanvas dev runs the signal speaks at some step of 7 of the 338 failed
+    runs and of none of the 58 successful ones (invented e-mails, a '123 Main St, Anytown' address)."""
+    from coach.invented import invented
+    from ems_service.dataset import dev_data_dir, read_jsonl
+
+    spoke = {True: 0, False: 0}
+    for t in (ln.trajectory for ln in read_jsonl(dev_data_dir() / "webcanvas.jsonl") if ln.trajectory):
+        spoke[bool(t.outcome.success)] += any(invented(PartialRun(task=t.task, steps=t.steps[:i], domain=t.domain))
+                                              for i in range(1, len(t.steps) + 1))
+    assert (spoke[False], spoke[True]) == (7, 0)
+
+
+def test_the_done_belief_after_going_up_a_level_names_both_pages():
+    steps = [{"action": "CLICK [link] PC", "url": "https://www.ign.com/reviews/games/pc", "thought": _DONE},
+             {"action": "CLICK [link] Sort", "url": "https://www.ign.com/reviews/games/pc", "thought": _DONE},
+             {"action": "CLICK [link] Reviews", "url": "https://www.ign.com/reviews?endIndex=9", "thought": _DONE}]
+    g = advise(_run(steps, task="Show computer game reviews sorted by score in ign", domain="ign.com"), [])
+    assert "left /reviews/games/… for /reviews, a page above it" in g.advice, g.advice  # a two-letter tail: "…"
+    assert "end the run now" not in g.advice
