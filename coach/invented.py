@@ -27,8 +27,9 @@ def invented(run: PartialRun) -> Signal | None:
     """The agent typed a placeholder identity its task does not give, in its last steps."""
     task = fold(run.task)
     for step in run.steps[-RECENT:]:
-        if action_verb(step.action) not in {"type", "fill", "search"}:  # fill_search[19,John Doe, jd@example.com] too
-            continue
+        if len(step.action) > 400 or action_verb(step.action) not in {"type", "fill", "search"}:
+            continue  # (fill_search[19,John Doe, jd@example.com] too); a placeholder identity is short, and the typed
+            # value's pattern costs the square of a long hostile action's length (tests/reliability/text_cost.py)
         value = typed_value(step.action)
         if not value or len(value) > 120:
             continue

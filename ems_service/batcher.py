@@ -70,6 +70,8 @@ class BatchingEmbedder:
         self.requests = 0
         self._probe = list(calibrate or [])[:16]  # texts to time the model on at the first contention (then none)
         self.calibration: dict[str, float | bool] | None = None  # what it measured and chose (GET /v1/stats)
+        self._timing: threading.Thread | None = None
+        self._closed = threading.Event()
 
     def __getattr__(self, name: str) -> object:  # name, dimension, backend, batch_size, calls, agreement ...
         return getattr(self.inner, name)
@@ -89,8 +91,10 @@ class BatchingEmbedder:
             probe = self._probe if self._leading > 1 or not leading else None
             if probe:
                 self._probe = []  # once
-        if probe:
-            threading.Thread(target=self.calibrate, args=(probe,), name="embedder-calibrate", daemon=True).start()
+        if probe and not self._closed.is_set():
+            self._timing = threading.Thread(target=self.calibrate, args=(probe,), name="embedder-calibrate",
+                                            daemon=True)
+            self._timing.start()
         if not leading:
             try:
                 job.done.wait()
@@ -115,6 +119,8 @@ class BatchingEmbedder:
         for _ in range(rounds):
             t0 = time.perf_counter()
             for text in texts:
+                if self._closed.is_set():
+                    return {"merging": self.max_batch > 1}  # closed mid-way: nothing measured, nothing changed
                 embed([text])
             t1 = time.perf_counter()
             embed(texts)
@@ -128,6 +134,12 @@ class BatchingEmbedder:
         self.calibration = {"single_ms_per_text": round(alone * 1000, 3), "merged_ms_per_text": round(together * 1000, 3),
                             "merging": pays}
         return self.calibration
+
+    def close(self) -> None:
+        """Stop a timing of the model under way (between two texts) and wait for it; no timing starts after."""
+        self._closed.set()
+        if self._timing is not None:
+            self._timing.join(timeout=30)
 
     @staticmethod
     def _outcome(job: _Job) -> np.ndarray:

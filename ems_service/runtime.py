@@ -184,6 +184,7 @@ class Runtime:
         self.ready = False
         self._stop.set()
         self.risk.close()
+        self.embedder.close()  # a timing of the model in the background stops between texts
         for thread in (self._thread, self._follower):
             if thread is not None:
                 thread.join(timeout=10)

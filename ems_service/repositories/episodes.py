@@ -5,9 +5,8 @@ the vector), `trajectory` / `trajectories` the stored run, `tasks` only (task, d
 
 `tasks` is the coach's ranking read (every coaching call asks it for a pool of candidates), so its answers are kept
 in a bounded in-process LRU: an episode's task and domain never change, and the entries of rows deleted through
-this repository are dropped with them (SQLite may give a deleted highest id to the next row; PostgreSQL never
-reuses one). A row deleted by another process sharing a SQLite file and whose id is reused before this process
-forgets it would rank one candidate by the old task: an ordering, never a stored field returned."""
+this repository are dropped with them. No id is given twice (SQLite's AUTOINCREMENT since migration 0009,
+PostgreSQL's identity), so a row deleted by another process leaves an entry that no row answers to."""
 
 from __future__ import annotations
 

@@ -222,3 +222,30 @@ def test_the_setting_decides_merging_and_stats_say_what_was_chosen(make_client, 
         stats = c.get("/v1/stats").json()
         assert stats["micro_batch"] == {"max_batch": max_batch, "calibration": None}  # nothing timed before contention
         assert bool(c.app.state.runtime.embedder._probe) is timed  # the texts to time the model on, at contention
+
+
+def test_closing_stops_a_timing_under_way_and_none_starts_after(embedder):
+    """A runtime closed while the model was being timed in the background went on calling the model (a restart test
+    counted two more model calls than its own)."""
+    costed = _Costed(embedder, per_call=0.05, per_text=0.0, one_by_one=True)
+    batcher = BatchingEmbedder(costed, max_batch=64, lanes=1, calibrate=TEXTS[:16])
+    batcher._timing = threading.Thread(target=batcher.calibrate, args=(TEXTS[:16],), daemon=True)
+    batcher._timing.start()
+    time.sleep(0.12)
+    batcher.close()
+    assert not batcher._timing.is_alive() and batcher.calibration is None and batcher.max_batch == 64
+    calls = embedder.calls if hasattr(embedder, "calls") else None
+    start = threading.Barrier(2)
+
+    def worker(i: int) -> None:
+        start.wait()
+        batcher.embed([TEXTS[i]])
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert batcher._timing is not None and not batcher._timing.is_alive()  # no new timing after close
+    if calls is not None:
+        assert embedder.calls == calls + 2  # the two requests' own calls only
