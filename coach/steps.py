@@ -8,11 +8,11 @@ look-alikes is none.
 
 from __future__ import annotations
 
-import difflib
 import re
 
 from coach.pages import page, same_site, site
 from coach.steering import names_secret, unleet
+from coach.task_values import OPTIONAL_CODE, SECRET_FIELD, aligned_value, secret_of_task, uncounted, value_in_task
 from coach.words import clean, fold, label, task_label
 from condenser import action_target, action_verb
 from condenser.sites import registrable_domain
@@ -38,96 +38,6 @@ def typed_value(action: str) -> str | None:
         return None
     value = next((g for g in m.groups() if g), None)
     return value.strip() if value else None
-
-
-def value_in_task(value: str | None, task: str) -> str | None:
-    """`value` when the current task contains it (case- and space-insensitive), else None."""
-    v = clean(value)
-    if not v or len(v) > 60:
-        return None
-
-    def norm(s: str) -> str:
-        return " ".join(fold(s).split())
-
-    if re.fullmatch(r"[$€£]?\d[\d.,]*", v):  # a number the task holds as a number ("100" of "$100 to $200", not of
-        return v if re.search(rf"(?<![\d.,]){re.escape(v)}(?![\d]|[.,]\d)", clean(task)) else None  # "$1005")
-    return v if norm(v) in norm(clean(task)) and label(v) else None
-
-
-# what a task says just before a secret it gives, and the fields that take one
-_SECRET_BEFORE = re.compile(r"(?:password|passphrase|passcode|pass|pwd|pin|cvv|cvc|cvv2|security code|card(?: number)?"
-                            r"|credit card|debit card|account number|routing number|iban|ssn|social security(?: number)?"
-                            r"|otp|one[- ]time code|verification code|code)\W{0,3}(?:is\W{1,2}|of\W{1,2}|=\W?)?$")
-_SECRET_FIELD = re.compile(r"password|passphrase|passcode|\bpin\b|card|cvv|cvc|security code|expir|payment|iban|account"
-                           r"|routing|ssn|social security|one[- ]time|verification|\botp\b|\bcode\b")
-
-
-def secret_of_task(value: str, task: str) -> bool:
-    """`value` is a secret the task gives: the words just before it name one ("password tangerine", "PIN 4721", "card
-    4111 ..."), or it is a card's number (13-19 digits)."""
-    digits = re.sub(r"[\s-]", "", value)
-    if digits.isdigit() and 13 <= len(digits) <= 19:
-        return True
-    text = fold(clean(task))
-    at = text.find(fold(value))
-    return at >= 0 and bool(_SECRET_BEFORE.search(text[max(0, at - 40):at].rstrip()))
-
-
-# fields for codes a shop offers and a task seldom gives: filled only with the task's own
-_OPTIONAL_CODE = re.compile(r"coupon|promo|voucher|gift ?card|discount|referral|rewards?|kohl'?s cash")
-
-_WORD = re.compile(r"\w[\w'.&-]*")
-
-
-def aligned_value(value: str | None, other_task: str | None, task: str) -> str | None:
-    """What the task says where the other run's task said `value`, when the two tasks differ just there ("Barclays
-    Center" typed for "... happening at Barclays Center in parking": "Madison Square Garden" of "... happening at
-    Madison Square Garden in parking"; "John" of "John Doe" where the task has "Monty Lue": "Monty"), else None.
-
-    Only words of the task itself come out (checked as `value_in_task`), never the other run's."""
-    if not value or not other_task or len(value) > 60:
-        return None
-    theirs, mine = list(_WORD.finditer(clean(other_task))), list(_WORD.finditer(clean(task)))
-    a, b = [fold(m.group(0)) for m in theirs], [fold(m.group(0)) for m in mine]
-    want = [fold(w) for w in _WORD.findall(clean(value))]
-    if not want or len(want) > 6:
-        return None
-    starts = [i for i in range(len(a) - len(want) + 1) if a[i:i + len(want)] == want]
-    if len(starts) != 1:
-        return None  # not in the other task, or twice there: which of the task's words stand for it is unknown
-    i, j = starts[0], starts[0] + len(want)
-    for tag, a0, a1, b0, b1 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag != "replace" or not (a0 <= i and j <= a1):
-            continue
-        if (a0, a1) == (i, j):
-            lo, hi = b0, b1  # the whole differing part: "Barclays Center" -> "Madison Square Garden"
-        elif a1 - a0 == b1 - b0:
-            lo, hi = b0 + (i - a0), b0 + (j - a0)  # word for word: "John" of "John Doe" -> "Monty" of "Monty Lue"
-        else:
-            return None
-        if not 0 < hi - lo <= 6:
-            return None
-        return value_in_task(clean(task)[mine[lo].start():mine[hi - 1].end()], task)
-    return None
-
-
-# a button that counts what another run's search found ("Show 664 stays", "See all 1,204 results"): the count is its
-_RESULT_COUNT = re.compile(r"(?i)^((?:show|see|view|display|browse|explore|load|get)(?: all| more| the)?\s+)(\d[\d,.]*\+?)"
-                      r"(\s+[a-z]+(?:\s+[a-z]+)?)$|^(\d[\d,.]*\+?)(\s+(?:results?|items?|stays|homes|listings"
-                      r"|properties|hotels|matches|products|deals|options|cars|vehicles|flights|jobs|restaurants|places"
-                      r"|tours|activities|reviews))$")
-
-
-def uncounted(target: str, task: str) -> str:
-    """A label with another search's count in it, with "…" for the count ("Show … stays"); the label as it is when
-    it counts nothing or the task holds the number."""
-    m = _RESULT_COUNT.match(target)
-    if not m:
-        return target
-    number = m.group(2) or m.group(4)
-    if re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", clean(task)):
-        return target
-    return target.replace(number, "…", 1)
 
 
 def action_label(action: str) -> str | None:
@@ -357,9 +267,9 @@ def step_words(action: str, description: str | None, *, task: str, domain: str |
         named = field or _field_text(action, description)  # the raw name too: "Date of birth" is no label to quote
         if named and names_secret(fold(named)) and not names_secret(fold(task)):
             return None  # a secret the task does not mention ("Seed phrase", "Gmail password"): never asked for
-        if value and secret_of_task(value, task) and not (named and _SECRET_FIELD.search(fold(named))):
+        if value and secret_of_task(value, task) and not (named and SECRET_FIELD.search(fold(named))):
             return None  # the task's password, PIN or card into a field for something else (a review, a gift note)
-        if not value and named and (code := _OPTIONAL_CODE.search(fold(named))) and code.group(0) not in fold(task):
+        if not value and named and (code := OPTIONAL_CODE.search(fold(named))) and code.group(0) not in fold(task):
             return None  # a coupon or promo code the task does not give: "the value your task gives" invites one made up
         if verb == "select":
             if value:

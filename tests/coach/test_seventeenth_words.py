@@ -192,7 +192,7 @@ def test_no_plan_takes_the_agent_back_from_the_brands_own_shop():
     ("Ohio", "Find a pharmacy near 45201", "Find a pharmacy near 10018", None),  # not in the other task
 ])
 def test_another_runs_typed_value_becomes_what_this_task_says_there(value, other_task, task, expected):
-    from coach.steps import aligned_value
+    from coach.task_values import aligned_value
 
     assert aligned_value(value, other_task, task) == expected
 
@@ -221,7 +221,7 @@ def test_a_plan_types_the_tasks_own_value_where_another_run_typed_its_own():
     ("iPhone 15", "Find a phone case", "iPhone 15"),  # a name, not a count
 ])
 def test_a_count_in_a_button_is_not_another_runs_number(label, task, expected):
-    from coach.steps import uncounted
+    from coach.task_values import uncounted
 
     assert uncounted(label, task) == expected
 
