@@ -71,6 +71,7 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
+    "said_password": ("password", "passcode", "passphrase", "pass word", "pwd"),
     "auth_pair": ("auth", "basicauth", "digestauth", "proxyauth"),
     "cookie_header": ("cookie:", "cookie :", "cookies:"),
     "named_value": ('"value"', "'value'", "value=", "value:", '"val"', "'val'"),
@@ -230,6 +231,35 @@ _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[
                    r"(?P<sep>\s*/\s*|:)(?P<val>[^\s]{4,64})")
 
 
+# A password written as a plain word where a login is described ("log in with username bob and password bluefish",
+# "(user: bob, password bluefish)", "enter password hunter to sign in"): after a word that hands the password over,
+# one word that ends its clause. Prose after the name ("password reset", "with password protection", "and password
+# manager", "fields for username and password directly") names a thing or a manner, not a value: those words, and
+# words ending in -ed, -ing or -ly, stay.
+_SAID_PASSWORD = re.compile(
+    r"(?i)(?P<frame>(?:\b(?:with|using|and|plus|enter|type|input|use|via)|[,(])\s*(?:the\s+|my\s+|your\s+|a\s+)?"
+    r"(?:password|passcode|passphrase|pass\s?word|pwd)\s+)(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
+    r"(?=\s*(?:$|[,.;:!?)\]]|\s(?:and|then|to|for|on|at|in|so|or|please|before|after|when)\b))")
+_PASSWORD_PROSE = frozenset("""
+reset field fields box page pages manager managers protection protected recovery change changes strength requirement
+requirements rule rules policy hint hints link links form forms input prompt screen option options settings setting
+section tab button entry login sign again here there below above twice first now then instead only too also correctly
+manually once it them this that menu dialog popup window modal area text textbox expiry expiration history update
+generator vault sharing less free list details info information email reminder help security safety question
+questions length characters character provided given shown required saved stored you your from of yourself later
+fields field-level autofill login-page less-login vault-key code number token key keys twice again
+""".split())
+
+
+def _said_password(m: re.Match[str]) -> str:
+    value = m.group("val")
+    folded = value.casefold()
+    if (folded in _PASSWORD_PROSE or folded in NOT_VALUES or PLACEHOLDER.match(value) or _NO_VALUE.match(value)
+            or value.isalpha() and value.islower() and folded.endswith(("ed", "ing", "ly"))):
+        return m.group(0)
+    return m.group("frame") + SECRET
+
+
 def _after_name(m: re.Match[str]) -> str:
     value = m.group("val").rstrip(".,;)]}")
     if not _looks_secret(value) or PLACEHOLDER.match(value):
@@ -358,6 +388,8 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _COOKIE_HEADER, _cookie_header, starts("cookie_header"), back=12)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
+    if wanted("said_password"):
+        text = substitute_at(text, _SAID_PASSWORD, _said_password, starts("said_password"), back=24, ahead=90)
     text = url_tokens.redact_url_tokens(text, starts_in)
     text = one_time_codes.redact_one_time_codes(text, starts_in)
     text = command_line.redact_command_lines(text, starts_in)

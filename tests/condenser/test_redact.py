@@ -1066,3 +1066,34 @@ def test_every_word_of_a_recovery_phrase_is_redacted(text):
                                   "Buy the seed packs now", "Seed phrase backups: keep them offline"])
 def test_prose_after_a_seed_word_stays(text):
     assert redact_text(text) == text
+
+
+# -- a password written as a plain word where a login is described (the seventh red team, 2026-12-07: "password
+# bluefish" in a task reached `evidence`) ------------------------------------------------------------------------
+@pytest.mark.parametrize("text, secret", [
+    ("Log in with username bob and password bluefish, then check my orders", "bluefish"),
+    ("Sign in using the password bluefish", "bluefish"),
+    ("log in with email bob@mail.com and password swordfish and buy socks", "swordfish"),
+    ("enter password hunter to log in", "hunter"),
+    ("Log in (user: bob, password bluefish) and open settings", "bluefish"),
+    ("Sign in with passcode 482910 and view my balance", "482910"),
+])
+def test_a_password_said_as_a_plain_word_in_a_login_is_redacted(text, secret):
+    assert secret not in redact_text(text) and "[SECRET]" in redact_text(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Reset my password then log in", "Use the password reset page", "with password protection",
+    "Log in with your password and check the order", "Click sign in with password then continue",
+    "use password manager to fill the form", "and password field is empty", "enter password again",
+    "Sign in with the password provided", "Type password into the box", "Download the password protected files",
+    "no fields for entering username and password directly, so click Sign in",
+])
+def test_prose_about_a_password_is_no_password(text):
+    assert redact_text(text) == text
+
+
+def test_a_task_with_a_plain_word_password_stores_none_of_it():
+    t = _run(task="Log in to my account with username bob and password bluefish and show my orders",
+             steps=[{"action": "click(index=3)", "thought": "open the sign-in form"}])
+    assert "bluefish" not in redact_trajectory(t).model_dump_json()
