@@ -85,10 +85,18 @@ def advice_key(guidance: Guidance) -> str:
     return "|".join(["", guidance.suggested_action or "", guidance.error_to_avoid or ""])
 
 
-def _plan_sentence(plan: Plan, domain: str | None) -> str:
+def _plan_sentence(plan: Plan, domain: str | None, sent_there: bool = False) -> str:
+    """The plan in words. `sent_there`: a signal already sends the agent to the task's site ("go back to yelp.com"),
+    so the plan's own first step there is not said twice."""
     who = ("a successful run of the same task" if plan.same_task else "a successful run of a task like yours"
            if plan.same_template else "a similar successful run")
     steps = plan.steps
+    if plan.away and sent_there and steps and steps[0].startswith(("open ", "go back to ")):
+        steps = steps[1:]
+        if not steps:
+            return ""
+        body = steps[0] if len(steps) == 1 else ", then ".join(steps)
+        return f"There, {who} went on to: {body}."
     body = steps[0] if len(steps) == 1 else ", then ".join(steps)
     if plan.away:
         return (f"You are on {plan.away}, but {who} did it on {site(domain)}: {body}.")
@@ -170,7 +178,10 @@ def advise(
     parts = [s.message for s in signals[:2] if s.message]  # a signal said inside another's words has none of its own
     own_said = len(parts)
     if plan is not None:
-        parts.append(_plan_sentence(plan, run.domain))
+        sent_there = any(s.kind == "away" and not s.facts.get("linked") or s.kind == "done" and s.facts.get("away")
+                         for s in signals[:2])
+        if sentence := _plan_sentence(plan, run.domain, sent_there):
+            parts.append(sentence)
     # how another run ended, in general words, only where nothing more specific is said (one remedy a message):
     # "use the site's search rather than browsing menus" beside a plan of filters, or a wall, contradicts them
     general = failed_at is not None and not failed_at.specific and (plan is not None or bool(signals))

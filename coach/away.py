@@ -107,8 +107,9 @@ def left_site(run: PartialRun) -> Signal | None:
         return None  # one page away and back to the site's: maybe a page the site opens for a moment
     visited = any(same_site(u, run.domain) for u in pages)
     linked = _linked(run, own) if visited else False
-    count = f"{n} of your last {len(recent)} pages were on other sites than {own}" if n < len(recent) else \
-        f"your last {n} pages were on other sites than {own}"
+    off = sum(not same_site(u, run.domain) for u in recent)  # a search engine's pages count as other sites in words
+    count = f"{off} of your last {len(recent)} pages were on other sites than {own}" if off < len(recent) else \
+        f"your last {off} pages were on other sites than {own}"
     if linked:  # the site's own link: its form or document elsewhere (a rebate tracker), or an ad: the agent can tell
         message = (f"You followed a link on {own} to another site, and {count}. If it is {own}'s own form or document "
                    f"for this task, go on there, entering nothing the task does not give; if it is an ad or a partner's "

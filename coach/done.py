@@ -8,7 +8,7 @@ empty actions are said inside the same sentence (one diagnosis); away from the t
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote_plus, urlsplit
+from urllib.parse import parse_qsl, unquote_plus, urlsplit
 
 from coach.acting import doing_words, step_target
 from coach.models import PartialRun, Signal
@@ -61,6 +61,22 @@ def done(run: PartialRun, found: list[Signal]) -> Signal | None:
                       "before: a condition of the task (a filter, a sort, a place) may be gone. Check that the page "
                       "still applies every condition of the task before you end the run.",
                       {"notes": sum(said), "lost": True})
+    if other := _other_code(run):
+        theirs, ours = other
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but the address{' at ' + where if where else ''} "
+                      f"sets the zip or postal code {theirs}, where your task gives {ours}: the page shows results for "
+                      f"another place. Set the location to {ours} on the page (its zip, location or delivery field), "
+                      "check the results again, and end the run only then.",
+                      {"notes": sum(said), "code": True})
+    if held := _number_left(run):
+        number, there = held
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but the page you are on{' (' + where + ')' if where else ''}"
+                      f" no longer holds {number} from your task in its address, as {there} did: what the task asks "
+                      f"about that place or number may not be what this page shows. Go back to {there} if it showed "
+                      "what the task asks for, check it against every part of the task, and end the run there.",
+                      {"notes": sum(said), "left": True})
     if up := _went_up(run):
         narrower, wider = up
         return Signal("done", 0.7,
@@ -149,3 +165,56 @@ def _lost_words(run: PartialRun) -> str | None:
         return None
     quoted = [f"'{w}'" for w in words]
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + f" and {quoted[-1]}"
+
+
+# a zip or postal code the task gives ("zip code 90026", "postcode SW1A 1AA" is not read: digits only), and the
+# query parameters that set one on a page (`zip=`, `postalCode=`, eBay's ship-to `_stpos=`)
+_TASK_CODE = re.compile(r"(?i)\b(?:zip|postal|post)(?:\s*code)?\s*(?:of\s+|is\s+|:\s*)?(\d{4,6})\b")
+_CODE_PARAM = re.compile(r"(?i)^(?:zip|zip_?code|postal|postal_?code|post_?code|plz|_?stpos)$")
+
+
+def _other_code(run: PartialRun) -> tuple[str, str] | None:
+    """The last address of the task's site sets a zip or postal code other than the one the task gives (`_stpos=20147`
+    for "zip code 90026": the page's own guess of where the agent is): (the address's, the task's); else None."""
+    last = run.steps[-1].url
+    m = _TASK_CODE.search(clean(run.task)[:2000])
+    if not m or not last or not same_site(last, run.domain):
+        return None
+    try:
+        pairs = parse_qsl(urlsplit(last).query, keep_blank_values=False)
+    except ValueError:
+        return None
+    ours = m.group(1)
+    for name, value in pairs[:64]:
+        value = value.strip()
+        if _CODE_PARAM.match(name) and value.isdigit() and len(value) == len(ours) and value != ours:
+            return value, ours
+    return None
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d{3,}(?![\w.])")
+
+
+def _number_left(run: PartialRun) -> tuple[str, str] | None:
+    """A number of the task (a zip code, a model number: three digits or more) that an earlier address of the task's
+    site held and the last one, another page of the site, does not: (the number quoted, that earlier page in
+    words, the latest that held it); else None."""
+    last = run.steps[-1].url
+    if len(run.steps) < 3 or not last or not same_site(last, run.domain):
+        return None
+    numbers = list(dict.fromkeys(_NUMBER.findall(clean(run.task)[:2000])))
+    if not numbers:
+        return None
+    try:
+        now = unquote_plus(last)
+    except ValueError:
+        return None
+    missing = [n for n in numbers if n not in now]
+    for s in reversed(run.steps[:-1]):
+        if not s.url or not same_site(s.url, run.domain) or sign_in_page(s.url):
+            continue
+        held = [n for n in missing if n in re.findall(r"\d+", unquote_plus(s.url))]
+        there = page(s.url, run.domain)
+        if held and there and there.startswith("/") and there != page(last, run.domain):
+            return f"'{held[0]}'", there
+    return None

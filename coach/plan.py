@@ -135,8 +135,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
                 break
         if orders_when_joined(steps):
             continue  # labels that each passed alone and read as one order in a row: that run is no plan
-        if steps and all(step in _GENERIC for step in steps):
-            continue  # "type the value your task gives" alone names nothing on the page
+        if steps and all(step in _GENERIC or step.startswith(("open ", "go back to ")) for step in steps):
+            continue  # "type the value your task gives" alone (after opening the site) names nothing on the page
         if len(steps) > (mode == "task"):
             return Plan(steps, norms, n.id, template, template and same_task(run, n.task),
                         site=_shown_here(run, here) if mode == "here" else None,

@@ -109,7 +109,8 @@ def _repeat(run: PartialRun) -> Signal | None:
         same = [s for s in recent if _raw(s) == _raw(steps[-1])]
         if len(same) < 3 or verb in {"scroll", "wait", "back"}:
             return None
-        tail, spread = same, len(recent)
+        first = next(i for i, s in enumerate(recent) if _raw(s) == _raw(steps[-1]))
+        tail, spread = same, len(recent) - first  # the steps from the first repeat on
     changes = [_changed(a, b) for a, b in zip(tail, tail[1:], strict=False)]
     target = step_target(steps[-1], run.task)
     paging = bool(target and _PAGING.search(target)) or bool(_PAGING.search(action_target(steps[-1].action) or ""))
@@ -121,7 +122,7 @@ def _repeat(run: PartialRun) -> Signal | None:
     n = len(tail)
     where = page(steps[-1].url, run.domain)
     if verb == "none":  # an agent that logs `None` found no element to act on: nothing was done, n times
-        return _nothing_done(run, n, where)
+        return _nothing_done(run, n, where, spread)
     coords = re.search(r"\(\s*-?\d+(?:\.\d+)?\s*,\s*-?\d+", steps[-1].action)
     unknown = not errors and bool(changes) and all(c is None for c in changes)
     if unknown and n < _unknown_need(steps[-1], target, paging):
@@ -185,25 +186,28 @@ def _other_page(recent: list[Step], last: Step, domain: str | None, where: str |
     return other if other and other != where and other.startswith("/") else None
 
 
-def _nothing_done(run: PartialRun, n: int, where: str | None) -> Signal:
-    """Steps that found no element to act on (`None`): on a blank tab the site was never opened."""
+def _nothing_done(run: PartialRun, n: int, where: str | None, spread: int = 0) -> Signal:
+    """Steps that found no element to act on (`None`): on a blank tab the site was never opened. `spread`: the `n`
+    were found among that many last steps, not in a row ("3 of your last 4 actions")."""
     name = site(run.domain)
+    last_n = f"{n} of your last {spread} actions" if spread > n else f"your last {n} actions"
+    your_last = last_n[:1].upper() + last_n[1:]
     before = next((s.url for s in reversed(run.steps[:-n]) if s.url and not unloaded(s.url)), None)
     opened = page(before, run.domain) if before else None  # the site's page the run had open before the blank tab
     if unloaded(run.steps[-1].url) and opened and name:
         at = "" if opened == "the home page" else f" at {opened}"
-        sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page now, though {name} "
+        sentence = (f"{your_last} found no element to act on, and the tab shows no page now, though {name} "
                     f"was open before{at}. Open that page again (navigate to its address), then act on what it shows.")
     elif unloaded(run.steps[-1].url):
-        sentence = (f"Your last {n} actions found no element to act on, and the tab shows no page: "
+        sentence = (f"{your_last} found no element to act on, and the tab shows no page: "
                     + (f"{name} was never opened. Open {name} first (navigate to its address), then act on what "
                        "it shows." if name else "no site was opened. Navigate to the site your task names first, "
                        "then act on what it shows."))
     else:
-        sentence = (f"Your last {n} actions{' on ' + where if where else ''} found no element to act on, so nothing "
+        sentence = (f"{your_last}{' on ' + where if where else ''} found no element to act on, so nothing "
                     "was done. The element you mean is not on this page as you describe it: look at what the page "
                     "shows now, scroll to it or find it by its visible text, or use the site's search.")
-    count = f"Your last {n} actions{' on ' + where if where else ''} found no element to act on"
+    count = f"{your_last}{' on ' + where if where else ''} found no element to act on"
     return Signal("repeat", round(min(0.95, 0.55 + 0.1 * n), 2), sentence,
                   {"action": "none", "target": None, "times": n, "page": where, "error": None, "count": count})
 

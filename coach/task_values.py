@@ -50,6 +50,11 @@ OPTIONAL_CODE = re.compile(r"coupon|promo|voucher|gift ?card|discount|referral|r
 _WORD = re.compile(r"\w[\w'.&-]*")
 
 
+# words that tie a value to its sentence ("McDonalds located in", "near the"), trimmed off an aligned value's edges
+_GLUE = frozenset("located situated based found near nearby around close in at on of for from to with by the a an "
+                  "and or".split())
+
+
 def aligned_value(value: str | None, other_task: str | None, task: str) -> str | None:
     """What the task says where the other run's task said `value`, when the two tasks differ just there ("Barclays
     Center" typed for "... happening at Barclays Center in parking": "Madison Square Garden" of "... happening at
@@ -76,6 +81,10 @@ def aligned_value(value: str | None, other_task: str | None, task: str) -> str |
             lo, hi = b0 + (i - a0), b0 + (j - a0)  # word for word: "John" of "John Doe" -> "Monty" of "Monty Lue"
         else:
             return None
+        while hi - lo > 1 and b[lo] in _GLUE:
+            lo += 1  # "located in", "near": the words that tie a value to the task's sentence are no part of it
+        while hi - lo > 1 and b[hi - 1] in _GLUE:
+            hi -= 1
         if not 0 < hi - lo <= 6:
             return None
         return value_in_task(clean(task)[mine[lo].start():mine[hi - 1].end()], task)

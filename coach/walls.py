@@ -91,6 +91,8 @@ _WALL_WORDS = {
     "login_past": "{Site} is asking you to sign in{at}. Your task only asks to find or look at something, which needs "
                   "no account: go back (the browser's back) to the page that showed what the task asks for and answer "
                   "from it; do not sign in, book or pay.",
+    "login_cart": "{Site} is asking you to sign in{at}. Your task ends at the cart: adding to it needs no account, and "
+                  "the task buys nothing, so do not sign in or check out. {cart}",
     "login_elsewhere": "This page asks you to sign in{at}, and it is not on {site}: do not enter the login details, "
                        "numbers or e-mail address your task gives here. Go back to {site} and sign in or look the "
                        "task up on its own pages, or report that the task needs a login.",
@@ -132,6 +134,25 @@ _ACCOUNT_TASK = re.compile(
     r"|\bwish ?list|\bsave (?:it |this |them |the \w+ )?(?:to|in) (?:my|a) ")
 _PURCHASE_TASK = re.compile(r"(?i)\b(?:buy|purchase|order(?! (?:status|number|history|id|details|tracking|no\b|#|\d))|check ?out|book"
                             r"|reserve|pay|rent)\b|\bto (?:the |my )?cart\b")
+
+
+# Tasks that end at the cart: they put something in it and buy nothing ("add them to my cart")
+_CART_TASK = re.compile(r"(?i)\b(?:add|put|place)\b.{0,120}?\b(?:to|in|into) (?:the |my |your )?(?:shopping )?"
+                        r"(?:cart|basket|bag|trolley)\b")
+_BUYS = re.compile(r"(?i)\b(?:buy|purchase|check ?out|pay|place (?:the |an |my )?order|order (?:it|them|the|a|an)|book"
+                   r"|reserve)\b")
+_CART_PAGE = re.compile(r"(?i)/(?:cart|basket|bag|trolley|shopping-?cart)(?:[/?#.]|$)")
+
+
+def _cart_words(run: PartialRun) -> str:
+    """Where a cart-only task goes from a sign-in page: back to the cart page it reached, or to the item's page."""
+    cart = next((page(s.url, run.domain) for s in reversed(run.steps[:-1])
+                 if s.url and same_site(s.url, run.domain) and _CART_PAGE.search(_QUERY.sub("", s.url, count=1))), None)
+    if cart and cart.startswith("/"):
+        return (f"You reached the cart at {cart} before: go back to it (the browser's back), check that it holds what "
+                "the task asks for, and end the run there.")
+    return ("Go back (the browser's back) to the item's page, add it to the cart there, check that the cart holds "
+            "what the task asks for, and end the run.")
 
 
 # Tasks that name what a guest lookup asks for: an order's or a booking's number, often with an e-mail
@@ -204,6 +225,8 @@ def walls(run: PartialRun) -> list[Signal]:
         elif kind == "login" and re.search(r"\b(?:password|log ?in|sign ?in|credentials?|username|my account)\b",
                                            run.task, re.I):
             key = "login_given"
+        elif kind == "login" and _CART_TASK.search(run.task) and not _BUYS.search(run.task):
+            key = "login_cart"  # the task ends at the cart: a checkout's sign-in is past it
         elif kind == "captcha" and last.url and not any(
                 st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
                 for st in steps[:-1]):
@@ -225,7 +248,7 @@ def walls(run: PartialRun) -> list[Signal]:
                 "order or booking number, an e-mail)") + ", public pages" if _LOOKUP_TASK.search(run.task) else (
             "guest checkout, public pages, the site's search" if _PURCHASE_TASK.search(run.task)
             else "public pages, the site's search")
-        message = _WALL_WORDS[key].format(tried=tried, on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
+        message = _WALL_WORDS[key].format(cart=_cart_words(run) if key == "login_cart" else "", tried=tried, on=f" on {name}", at=f" at {at}" if at else "", site=name, ways=ways,
                                           Site=name[:1].upper() + name[1:], came=f" after your last step{came}" if came else "")
         confidence = 0.9 if in_url else (0.8 if in_page else 0.65)
         out.append(Signal(f"wall:{kind}", confidence, message, {"wall": kind, "page": at, "given": key == "login_given"}))

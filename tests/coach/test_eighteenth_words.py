@@ -1,0 +1,136 @@
+"""The eighteenth session's words: a grader read 54 coaching messages on dev runs (34 appended) as the agent would.
+
+Each test is a class of what it found: a cart-only task sent towards a checkout's sign-in, "end the run now" on a
+page set to another zip code or past the page that held the task's number, counts that said less than the run
+showed, the site opened twice in one message, and another run's value with the task's glue words in it.
+"""
+
+from __future__ import annotations
+
+from coach import Neighbour, PartialRun, advise
+from coach.plan import success_plan
+from condenser import normalize_action
+
+_DONE = "The task is complete: the page shows the result."
+
+
+def _run(steps: list[dict], task: str, domain: str, **extra: object) -> PartialRun:
+    return PartialRun.model_validate({"task": task, "domain": domain, "steps": steps, **extra})
+
+
+_CART_STEPS = [{"action": "click[207]", "url": "https://www.amazon.com/Running-Sneakers/dp/B0B3XB64WM"},
+               {"action": "click[285]", "url": "https://www.amazon.com/cart/add-to-cart?newItems=a6855558,1"},
+               {"action": "click[162]", "url": "https://www.amazon.com/ap/signin?openid.mode=checkid_setup"}]
+
+
+def test_a_task_that_ends_at_the_cart_is_not_sent_to_a_checkouts_sign_in():
+    """The item was in the cart; the checkout's sign-in was met with "look for a way that needs no account (guest
+    checkout, ...)": a purchase the task never asked for."""
+    g = advise(_run(_CART_STEPS, "Find black running shoes under $50 and add them to my cart in amazon", "amazon.com"), [])
+    assert g.intervene and "Your task ends at the cart" in g.advice, g.advice
+    assert "do not sign in or check out" in g.advice and "guest checkout" not in g.advice
+    assert "You reached the cart at /cart/add-to-cart before: go back to it" in g.advice
+    never = _run([_CART_STEPS[0], _CART_STEPS[2]], "Add a pair of black running shoes to the cart in amazon", "amazon.com")
+    assert "Go back (the browser's back) to the item's page, add it to the cart there" in advise(never, []).advice
+
+
+def test_a_task_that_buys_keeps_the_guest_checkout():
+    g = advise(_run(_CART_STEPS, "Add black running shoes to my cart and check out in amazon", "amazon.com"), [])
+    assert "guest checkout" in g.advice and "ends at the cart" not in g.advice, g.advice
+
+
+def test_the_done_belief_on_a_page_set_to_another_zip_code_names_both_codes():
+    results = "https://www.ebay.com/sch/i.html?_nkw=washing+machine&_stpos=20147&_sadis=25&LH_LPickup=1"
+    task = "Browse washing machines for free local pickup within 25 miles of zip code 90026 in ebay"
+    steps = [{"action": "click[370]", "url": results, "thought": "I set local pickup."},
+             {"action": "click[157]", "url": results, "thought": _DONE},
+             {"action": "click[158]", "url": results, "thought": _DONE}]
+    g = advise(_run(steps, task, "ebay.com"), [])
+    assert "sets the zip or postal code 20147, where your task gives 90026" in g.advice, g.advice
+    assert "Set the location to 90026" in g.advice and "end the run now" not in g.advice
+    same = [{**s, "url": results.replace("20147", "90026")} for s in steps]
+    assert "end the run now" in advise(_run(same, task, "ebay.com"), []).advice  # the task's own code: no finding
+
+
+def test_the_done_belief_past_the_page_that_held_the_tasks_number_names_that_page():
+    task = "Locate the cvs pharmacy nearest to zip code 45201 that provides hair loss treatment in cvs"
+    steps = [{"action": "fill_search[162,45201]", "url": "https://www.cvs.com/minuteclinic/clinic-locator/?q=45201"},
+             {"action": "click[173]", "url": "https://www.cvs.com/minuteclinic/scheduling/search?clinicId=1338",
+              "thought": _DONE},
+             {"action": "click[10]", "url": "https://www.cvs.com/minuteclinic/info", "thought": _DONE},
+             {"action": "click[11]", "url": "https://www.cvs.com/minuteclinic/info", "thought": _DONE}]
+    g = advise(_run(steps, task, "cvs.com"), [])
+    assert "no longer holds '45201' from your task in its address, as /minuteclinic/clinic-locator did" in g.advice, \
+        g.advice
+    assert "Go back to /minuteclinic/clinic-locator" in g.advice and "end the run now" not in g.advice
+    held = [*steps[:2], {**steps[3], "url": "https://www.cvs.com/minuteclinic/clinic-locator/?q=45201&page=2"}]
+    assert "no longer holds" not in advise(_run(held, task, "cvs.com"), []).advice  # the number still there
+
+
+def test_actions_that_found_nothing_between_others_are_counted_among_the_steps_they_were_in():
+    """"Your last 3 actions found no element" when a click came between them."""
+    deal = "https://downunder-travel.com/trip/fiji-getaway-sale/"
+    steps = [{"action": "click[73]", "url": "https://www.travelzoo.com/ca/destinations/fiji/"},
+             {"action": "None", "url": "https://www.travelzoo.com/ca/destinations/fiji/"},
+             {"action": "click[53]", "url": "https://www.travelzoo.com/ca/vacations/fiji-stay/"},
+             {"action": "None", "url": deal}, {"action": "None", "url": deal}]
+    g = advise(_run(steps, "Select a highly rated deal in Fiji in travelzoo", "travelzoo.com"), [])
+    assert "3 of your last 4 actions found no element to act on" in g.advice, g.advice
+    assert "Your last 3 actions" not in g.advice
+
+
+def test_a_search_engines_pages_count_as_other_sites_in_words():
+    """"2 of your last 4 pages were on other sites than resy.com" when all four were (two on google.com)."""
+    google = "https://www.google.com/search?q=pasta+restaurant+in+Sydney"
+    widget = "https://www.sevenrooms.com/reservations/ragazzi/rag-widget"
+    steps = [{"action": "google_search[pasta restaurant in Sydney]", "url": google},
+             {"action": "click[178]", "url": google + "&lqi=x"},
+             {"action": "click[309]", "url": widget}, {"action": "click[310]", "url": widget}]
+    g = advise(_run(steps, "Find a pasta restaurant in Sydney and save it in resy", "resy.com"), [])
+    assert "and your last 4 pages were on other sites than resy.com" in g.advice and " of your last" not in g.advice, g.advice
+
+
+def _won(task: str, domain: str, actions: list[str]) -> Neighbour:
+    return Neighbour(id=3, similarity=0.9, success=True, task=task, domain=domain, summary="", n_steps=len(actions),
+                     steps_brief=[{"norm": normalize_action(a), "action": a} for a in actions])
+
+
+def test_a_message_that_sends_the_agent_to_the_site_does_not_say_it_twice():
+    """"... go back to yelp.com, check ... You are on google.com, but a successful run ... did it on yelp.com: go back
+    to yelp.com, then ..." said the way there twice."""
+    won = _won("Search for Thai food located in Austin, TX in yelp", "yelp.com",
+               ["CLICK [link] Yelp", "CLICK [link] Restaurants", "CLICK [link] Search", "TYPE: Thai food [textbox] Find",
+                "TYPE: Austin, TX [textbox] Near", "CLICK [button] Search"])
+    failed = [Neighbour(id=10 + i, similarity=0.9, success=False, task=won.task, domain="yelp.com", summary="",
+                        n_steps=9) for i in range(4)]
+    google = "https://www.google.com/search?q=McDonalds+Greenville+SC+Yelp"
+    steps = [{"action": "google_search[McDonalds Greenville SC Yelp]", "url": google},
+             {"action": "click[75]", "url": "https://www.yelp.com/biz/mcdonalds-greenville-16"},
+             {"action": "google_search[Task completed]", "url": google, "thought": _DONE},
+             {"action": "goto[https://www.google.com]", "url": "https://www.google.com/", "thought": _DONE}]
+    g = advise(_run(steps, "Search for McDonalds located in Greenville, SC in yelp", "yelp.com"), [won, *failed])
+    assert g.intervene and g.advice.count("yelp.com") >= 1, g.advice
+    assert g.advice.count("go back to yelp.com") == 1, g.advice
+    assert "There, a successful run of a task like yours went on to: " in g.advice
+
+
+def test_another_runs_value_drops_the_words_that_tie_it_to_the_tasks_sentence():
+    from coach.task_values import aligned_value
+
+    assert aligned_value("Thai food", "Search for Thai food located in Austin, TX in yelp",
+                         "Search for McDonalds located in Greenville, SC in yelp") == "McDonalds"
+    assert aligned_value("Austin, TX", "Search for Thai food located in Austin, TX in yelp",
+                         "Search for McDonalds located in Greenville, SC in yelp") == "Greenville, SC"
+
+
+def test_a_plan_of_opening_the_site_and_typing_what_the_task_gives_is_no_plan():
+    """"open parking.com, then type the value your task gives": nothing on the page is named."""
+    won = _won("Browse events happening at Barclays Center in parking", "parking.com",
+               ["TYPE: x [textbox]", "TYPE: y [textbox]", "TYPE: z [textbox]"])
+    run = _run([{"action": "goto[https://www.msg.com]", "url": "https://www.msg.com/madison-square-garden"},
+                {"action": "click[92]", "url": "https://www.msg.com/madison-square-garden"}],
+               "Browse events happening at Madison Square Garden in parking", "parking.com")
+    assert success_plan(run, [won], min_similarity=0.5) is None
+    named = _won(won.task, "parking.com", ["CLICK [link] Events", "CLICK [link] Venues", "TYPE: x [textbox] Search venues",
+                                           "CLICK [button] Search"])
+    assert success_plan(run, [named], min_similarity=0.5) is not None
