@@ -15,9 +15,14 @@ from coach.pages import SEARCH_HOST, brand_service, located, page, same_site, si
 from coach.words import clean
 from condenser import action_verb, domain_of
 
+# what a page asks only when it is a bot check, anywhere in its text; "Are you a robot?" or "not a robot" may be
+# quoted by a review or an article deep in a page that works: those count near the page's top or on a short page
+_CAPTCHA_ASKS = r"i'?m not a robot|not a robot|are you a (?:robot|human)"
+_CAPTCHA_SHORT = 1500  # a bot check's page is short; the lines of a page that works run on
+_CAPTCHA_TOP = 600
 _CAPTCHA_PAGE = (
     r"(?:solve|complete|enter|type|fill in|answer) the (?:captcha|characters|code (?:you see|shown|above|below)|puzzle)"
-    r"|captcha (?:required|verification|challenge|check)|i'?m not a robot|not a robot|are you a (?:robot|human)"
+    r"|captcha (?:required|verification|challenge|check)|" + _CAPTCHA_ASKS +
     r"|verify (?:that )?you are (?:a )?human|unusual traffic|bot (?:check|detection)|press (?:and|&) hold"
     r"|just a moment\W{0,3}\s*(?:$|\W)|checking (?:if the site connection is secure|your browser)|verifying you are"
     r" human|attention required|ddos protection by")
@@ -48,7 +53,7 @@ WALLS: dict[str, dict[str, re.Pattern[str]]] = {
                           r"|human-?verification|/bot-?(?:check|detection)|perimeterx|datadome|/distil_|/blockpage", re.I),
         # a page's text names a captcha when it asks for one: a footer's "protected by reCAPTCHA", "Performance &
         # security by Cloudflare" or a review's "no captcha nonsense" is on pages that work
-        "text": re.compile(_CAPTCHA_PAGE, re.I),
+        "text": re.compile(_CAPTCHA_PAGE, re.I),  # a weak phrase alone: near the top or on a short page (`_asks`)
         "words": re.compile(_CAPTCHA_PAGE + r"|captcha|cloudflare|security check", re.I),  # the agent's notes
     },
     "not_found": {
@@ -177,8 +182,37 @@ def _url_shows(patterns: dict[str, re.Pattern[str]], url: str | None) -> bool:
     on a lookup page, `?next=/login`); Cloudflare's challenge token is the one query that names a wall."""
     if not url:
         return False
-    return bool(patterns["url"].search(_QUERY.sub("", url, count=1))) or (
-        patterns is WALLS["captcha"] and "__cf_chl_" in url)
+    address = _QUERY.sub("", url, count=1)
+    if patterns is WALLS["captcha"]:
+        return "__cf_chl_" in url or any(not _in_slug(address, m) for m in patterns["url"].finditer(address))
+    return bool(patterns["url"].search(address))
+
+
+_SLUG_WORDS = 4  # "what-is-a-captcha": an article's or a product's name in its address, not a bot check
+
+
+def _in_slug(address: str, m: re.Match[str]) -> bool:
+    """The bare word "captcha" inside a path segment of four or more words (`/blog/how-captcha-works-today`)."""
+    if m.group(0).lower() != "captcha":
+        return False
+    start = address.rfind("/", 0, m.start()) + 1
+    end = address.find("/", m.end())
+    segment = address[start:] if end < 0 else address[start:end]
+    return len(re.split(r"[-_]+", segment)) >= _SLUG_WORDS
+
+
+def _asks(pattern: re.Pattern[str], text: str) -> bool:
+    """The page's text shows the wall. A captcha's weakest phrases ("Are you a robot?") count only near the top of the
+    page or on a short page: a review or an article that quotes them is on a page that works."""
+    m = pattern.search(text)
+    if m is None or pattern is not WALLS["captcha"]["text"]:
+        return m is not None
+    if len(text) <= _CAPTCHA_SHORT or m.start() < _CAPTCHA_TOP or not _WEAK_ASK.fullmatch(m.group(0)):
+        return True
+    return any(not _WEAK_ASK.fullmatch(later.group(0)) for later in pattern.finditer(text, m.end()))
+
+
+_WEAK_ASK = re.compile(_CAPTCHA_ASKS, re.I)
 
 
 def walls(run: PartialRun) -> list[Signal]:
@@ -197,7 +231,7 @@ def walls(run: PartialRun) -> list[Signal]:
     earlier: list[str] | None = None  # the step before's texts, cleaned when a wall needs them (seldom)
     for kind, patterns in WALLS.items():
         in_url = _url_shows(patterns, last.url)
-        in_page = any(patterns["text"].search(t) for t in hard)
+        in_page = any(_asks(patterns["text"], t) for t in hard)
         # the agent's own words name a wall only when they say it is still in the way, not that it was handled
         # (a bot check the agent names is in its way whatever else it says: "Just a moment... Cloudflare")
         said = patterns.get("words", patterns["text"])

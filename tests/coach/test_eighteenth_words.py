@@ -134,3 +134,31 @@ def test_a_plan_of_opening_the_site_and_typing_what_the_task_gives_is_no_plan():
     named = _won(won.task, "parking.com", ["CLICK [link] Events", "CLICK [link] Venues", "TYPE: x [textbox] Search venues",
                                            "CLICK [button] Search"])
     assert success_plan(run, [named], min_similarity=0.5) is not None
+
+
+def test_a_review_that_asks_are_you_a_robot_deep_in_a_page_is_no_captcha():
+    """The seventh red team: a product page whose review said "Are you a robot?" was a captcha to the coach, and the
+    agent was told the site blocks it."""
+    review = ("Product: Robot vacuum X200. Price $199. " + "Specs and details of the vacuum, its battery and its "
+              "brushes. " * 40 + "Review by Sam: are you a robot? This vacuum cleans like one. 5 stars.")
+    url = "https://www.bestbuy.com/site/robot-vacuum-x200/6500.p"
+    page = [{"action": "click[4]", "url": url, "observation": review}, {"action": "scroll[down]", "url": url,
+                                                                         "observation": review}]
+    g = advise(_run(page, "Find the price of the X200 robot vacuum in bestbuy", "bestbuy.com"), [])
+    assert "captcha" not in g.advice, g.advice
+    check = "Are you a robot? Please complete the security check to continue."
+    walled = [page[0], {**page[1], "observation": check}]
+    assert "captcha or bot check" in advise(_run(walled, "Find the price of the X200 in bestbuy", "bestbuy.com"),
+                                            []).advice
+    top = [page[0], {**page[1], "observation": "Are you a robot? " + review}]  # the page opens with the question
+    assert "captcha or bot check" in advise(_run(top, "Find the price of the X200 in bestbuy", "bestbuy.com"),
+                                            []).advice
+
+
+def test_the_word_captcha_in_an_articles_address_is_no_captcha():
+    from coach.walls import WALLS, _url_shows
+
+    assert not _url_shows(WALLS["captcha"], "https://www.wired.com/story/what-is-a-captcha-and-why/")
+    assert _url_shows(WALLS["captcha"], "https://www.amazon.com/errors/validateCaptcha")
+    assert _url_shows(WALLS["captcha"], "https://www.site.com/are-you-a-human")
+    assert _url_shows(WALLS["captcha"], "https://www.site.com/captcha/check-me")
