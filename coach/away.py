@@ -13,6 +13,7 @@ where it is; the message names only the task's site.
 
 from __future__ import annotations
 
+import difflib
 import re
 
 from coach.models import PartialRun, Signal
@@ -29,6 +30,17 @@ _REDIRECTOR = re.compile(r"(?:bit\.ly|t\.co|tinyurl\.com|goo\.gl|ow\.ly|buff\.ly
 _HAND_OVER = re.compile(r"(?:^|[./_-])(?:log-?in|sign-?in|sso|oauth2?|authorize|auth|accounts?|id|idp|identity"
                         r"|verify|verification|consent|checkout|pay|payments?|3ds|acs|challenge|captcha)(?:$|[./_?=&-])",
                         re.I)
+
+
+def _looks_alike(url: str, own: str) -> bool:
+    """The page's site has a name close to the task's site's ("tickets-center" for "ticketcenter", "mazon" for
+    "amazon"): one letter, a hyphen or a plural apart, and not the site itself or its brand's own services."""
+    theirs = (registrable_domain(domain_of(url) or "") or "").split(".", 1)[0]
+    mine = (registrable_domain(own) or own).split(".", 1)[0]
+    if not theirs or not mine or same_site(url, own) or brand_service(url, own) or len(mine) < 4:
+        return False
+    a, b = theirs.replace("-", ""), mine.replace("-", "")
+    return a == b or difflib.SequenceMatcher(a=a, b=b, autojunk=False).ratio() >= 0.8
 
 
 def _named(brand: str, task: str) -> bool:
@@ -110,6 +122,10 @@ def left_site(run: PartialRun) -> Signal | None:
     off = sum(not same_site(u, run.domain) for u in recent)  # a search engine's pages count as other sites in words
     count = f"{off} of your last {len(recent)} pages were on other sites than {own}" if off < len(recent) else \
         f"your last {off} pages were on other sites than {own}"
+    alike = _looks_alike(pages[-1], own) if gone[-1] else False
+    if alike:  # "tickets-center.com" for "ticketcenter.com": the agent may take it for the task's site (never named)
+        count += (f"; the site you are on now is not {own}, though its name looks like it: a different address, "
+                  f"whatever its pages say")
     if linked:  # the site's own link: its form or document elsewhere (a rebate tracker), or an ad: the agent can tell
         message = (f"You followed a link on {own} to another site, and {count}. If it is {own}'s own form or document "
                    f"for this task, go on there, entering nothing the task does not give; if it is an ad or a partner's "

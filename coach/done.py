@@ -15,7 +15,7 @@ from coach.models import PartialRun, Signal
 from coach.notes import says_done
 from coach.pages import brand_service, named_elsewhere, off_site, page, same_site, site, unloaded
 from coach.walls import sign_in_page, walls
-from coach.words import clean
+from coach.words import clean, fold
 from condenser import action_verb, domain_of
 
 
@@ -90,6 +90,13 @@ def done(run: PartialRun, found: list[Signal]) -> Signal | None:
     said_count = str(how_long.facts["count"]) if how_long else ""
     count = f": {said_count[:1].lower()}{said_count[1:]}" if how_long else ""
     at = "" if how_long else (f" at {where}" if where else "") + did  # the count names the page and the action
+    if unshown := _unshown(run):
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}"
+                      f"{count}. Neither the page's address nor your notes show {unshown} from your task yet: check "
+                      "the page for each of them, act for the one that is missing, and end the run (your stop or "
+                      "answer action, with the answer) only when every part of the task is met.",
+                      {"notes": sum(said), "counted": bool(how_long), "unshown": True})
     return Signal("done", 0.7,
                   f"Your own notes say the task is complete, yet you are still acting on {name or 'the page'}{at}"
                   f"{count}. If the page shows everything the task asks for, end the run now with your answer (your "
@@ -218,3 +225,39 @@ def _number_left(run: PartialRun) -> tuple[str, str] | None:
         if held and there and there.startswith("/") and there != page(last, run.domain):
             return f"'{held[0]}'", there
     return None
+
+
+# words of a task that name no condition: its verbs, function words, the words every task has
+_PLAIN = frozenset("""
+about above after again against also among another anything around available based because been before being below
+between both browse check choose could currently detail details does doing done down during each either else enough
+every find finding first from further give given gives have having help here into item items just know learn least
+less like list located look made make many might more most much must near nearest need needs only onto other others
+ours over page please rather same search select shall should show showing shows since site some such sure take than
+that their them then there these they thing things this those through under until upon using very view want wants
+website what when where which while will with within without would your yours also able information info online
+open task whose whom once along people option options kind kinds type types ones
+""".split())
+_CONDITION = re.compile(r"[^\W\d_][\w'-]{3,}", re.UNICODE)
+
+
+def _unshown(run: PartialRun) -> str | None:
+    """Up to three of the task's words (its conditions: "highest-rated", "quote", "weekend") that neither the last
+    address nor the agent's last three notes hold, by their first five letters, quoted; None when all are shown or
+    the task has no such word. The site's own name is no condition."""
+    own = (site(run.domain) or "").split(".", 1)[0].lower()
+    shown = fold(unquote_plus(run.steps[-1].url or "")[:2000]) + " " + " ".join(
+        fold((s.thought or "")[:3000]) for s in run.steps[-3:])
+    tokens = re.findall(r"[a-z0-9]{3,}", shown)
+    stems = {w[:5] for w in tokens} | {w[:4] for w in tokens}  # "save" is shown by "saved", "rated" by "rated4"
+    missing = []
+    for word in dict.fromkeys(w.lower() for w in _CONDITION.findall(clean(run.task)[:600])):
+        parts = [p for p in re.split(r"[-']", word) if len(p) >= 4 and p not in _PLAIN and p != own]
+        if not parts or word in _PLAIN or any(fold(p)[:5] in stems for p in parts):
+            continue
+        missing.append(f"'{word}'")
+        if len(missing) == 3:
+            break
+    if not missing:
+        return None
+    return missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + f" or {missing[-1]}"

@@ -49,7 +49,7 @@ def test_the_done_belief_on_a_page_set_to_another_zip_code_names_both_codes():
     assert "sets the zip or postal code 20147, where your task gives 90026" in g.advice, g.advice
     assert "Set the location to 90026" in g.advice and "end the run now" not in g.advice
     same = [{**s, "url": results.replace("20147", "90026")} for s in steps]
-    assert "end the run now" in advise(_run(same, task, "ebay.com"), []).advice  # the task's own code: no finding
+    assert "zip or postal code" not in advise(_run(same, task, "ebay.com"), []).advice  # the task's own code
 
 
 def test_the_done_belief_past_the_page_that_held_the_tasks_number_names_that_page():
@@ -162,3 +162,33 @@ def test_the_word_captcha_in_an_articles_address_is_no_captcha():
     assert _url_shows(WALLS["captcha"], "https://www.amazon.com/errors/validateCaptcha")
     assert _url_shows(WALLS["captcha"], "https://www.site.com/are-you-a-human")
     assert _url_shows(WALLS["captcha"], "https://www.site.com/captcha/check-me")
+
+
+def test_a_site_whose_name_looks_like_the_tasks_is_said_to_be_another_address_without_naming_it():
+    """The runs on tickets-center.com for "... in ticketcenter" failed; the ones that reached ticketcenter.com did. A
+    grader took the look-alike for the task's site: the message says it is another address (never naming it)."""
+    steps = [{"action": "google_search[MLB tickets ticketcenter]", "url": "https://www.google.com/search?q=mlb"},
+             {"action": "click[5]", "url": "https://www.tickets-center.com/mlb"},
+             {"action": "click[9]", "url": "https://www.tickets-center.com/mlb/this-weekend"}]
+    g = advise(_run(steps, "Show MLB tickets for this weekend in ticketcenter", "ticketcenter.com"), [])
+    assert "the site you are on now is not ticketcenter.com, though its name looks like it" in g.advice, g.advice
+    assert "tickets-center" not in g.advice
+    other = [{**s, "url": s["url"].replace("tickets-center.com", "stubhub.com")} for s in steps]
+    assert "looks like it" not in advise(_run(other, "Show MLB tickets for this weekend in ticketcenter",
+                                              "ticketcenter.com"), []).advice
+
+
+def test_the_done_belief_names_the_tasks_conditions_that_neither_the_address_nor_the_notes_show():
+    """"End the run now" backed a claim the run did not show (a grader: "the URL has no rating sort and no quote was
+    requested"): the task's words that neither the address nor the agent's notes hold are named instead."""
+    url = "https://www.yelp.com/search?cflt=electricians&find_loc=Westminster%2C+MD&attrs=is_fast_mtb_responder"
+    task = "Find the fast responding highest-rated electrician in Westminster and request a quote in yelp"
+    note = "I found fast responding electricians in Westminster. The task is complete."
+    steps = [{"action": "click[64]", "url": url, "thought": note}, {"action": "click[65]", "url": url, "thought": note},
+             {"action": "click[66]", "url": url, "thought": note}]
+    g = advise(_run(steps, task, "yelp.com"), [])
+    assert "Neither the page's address nor your notes show 'highest-rated', 'request' or 'quote' from your task" \
+        in g.advice, g.advice
+    assert "end the run now" not in g.advice and "'yelp'" not in g.advice and "'find'" not in g.advice
+    said = [{**s, "thought": note + " It is the highest-rated one and I requested a quote."} for s in steps]
+    assert "Neither the page" not in advise(_run(said, task, "yelp.com"), []).advice  # the notes show them all

@@ -567,7 +567,7 @@ def test_a_finding_the_advice_says_is_not_said_again_as_avoid_and_a_new_one_is()
 def _done_run(urls: list[str]) -> PartialRun:
     return PartialRun.model_validate({"task": "Find a pasta restaurant in Sydney and save it in resy",
                                       "domain": "resy.com", "steps": [
-        {"action": f"click[{i}]", "url": url, "thought": "The task is complete: the restaurant is saved."}
+        {"action": f"click[{i}]", "url": url, "thought": "The task is complete: the pasta restaurant in Sydney is saved."}
         for i, url in enumerate(urls)]})
 
 
