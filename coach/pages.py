@@ -92,6 +92,9 @@ def _other_host(url: str, domain: str | None) -> str | None:
     return site(host)
 
 
+# a results page of a site's own search, by its address: "/search", "?q=", "?keywords=" (`coach.plan`, `coach.runstate`)
+SEARCH_PAGE = re.compile(r"/search\b|[?&](?:q|query|keywords?|search_query|k|s|search|search_?terms?|term)=", re.I)
+
 # a web search's own result hosts: the one kind of other site a message names (where the agent searches for the
 # task's site); `google.com` of www.google.com, not docs.google.com or sites.google.com, where anyone publishes
 SEARCH_HOST = re.compile(r"(?:www\.)?(?:google|bing|yandex|baidu|ecosia|startpage|naver)\.[a-z.]{2,10}|duckduckgo\.com"

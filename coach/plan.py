@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.pages import SEARCH_HOST, brand_service, named_elsewhere, off_site, same_site, site
+from coach.pages import SEARCH_HOST, SEARCH_PAGE, brand_service, named_elsewhere, off_site, same_site, site
 from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
 from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
@@ -252,9 +252,6 @@ _SEARCHED_OUT = ("ran out of steps: when a search does not find it, change the w
                  "filters, categories or menu instead of searching again")
 
 
-_SEARCH_PAGE = re.compile(r"/search\b|[?&](?:q|query|keywords?|search_query|k|s|search|search_?terms?|term)=", re.I)
-
-
 _SEARCH_FIELD = re.compile(r"(?:\b|_)search", re.I)  # "TYPE: kayaks [searchbox] Search", "fill_search[35,x]"
 _WEB_SEARCH = re.compile(r"\s*(?:google|bing|web)_?search\b", re.I)  # a search engine's, not the site's
 
@@ -273,7 +270,7 @@ def _searched(run: PartialRun) -> bool:
     tell it what it did."""
     typed = -9
     for i, s in enumerate(run.steps):
-        if s.url and _SEARCH_PAGE.search(s.url) and (not run.domain or same_site(s.url, run.domain)):
+        if s.url and SEARCH_PAGE.search(s.url) and (not run.domain or same_site(s.url, run.domain)):
             return True
         verb = action_verb(s.action)
         if verb in {"search", "type"} and _SEARCH_FIELD.search(s.action) and not _WEB_SEARCH.match(s.action):

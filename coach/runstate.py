@@ -16,7 +16,7 @@ from coach.done import done as believed_done
 from coach.invented import invented
 from coach.models import PartialRun, Signal
 from coach.notes import says_progress, says_stuck
-from coach.pages import brand_service, located, named_elsewhere, off_site, page, same_site, site, unloaded
+from coach.pages import SEARCH_PAGE, brand_service, located, named_elsewhere, off_site, page, same_site, site, unloaded
 from coach.walls import walls
 from coach.words import TAG_NAMES, clean, error_class
 from condenser import Step, action_target, action_verb
@@ -167,7 +167,8 @@ def _repeat(run: PartialRun) -> Signal | None:
     # (a builder's 'SELECT' on each part), so the remedy is said for the case the clicks brought nothing new
     doing = ". If these brought nothing new, doing it again will not help: " if unknown else ". Doing it again will not help: "
     gone = off_site(steps[-1].url, run.domain) and not brand_service(steps[-1].url, run.domain)
-    sentence += doing + _remedy(verb, errors[-1] if errors else None, target, site(run.domain) if gone else None) + "."
+    sentence += doing + _remedy(verb, errors[-1] if errors else None, target, site(run.domain) if gone else None,
+                                _on_results(run)) + "."
     confidence = min(0.95, 0.55 + 0.1 * n + (0.1 if errors else 0.0))
     return Signal("repeat", round(confidence, 2), sentence,
                   {"action": verb, "target": target, "times": n, "page": where, "error": errors[-1] if errors else None,
@@ -206,7 +207,8 @@ def _nothing_done(run: PartialRun, n: int, where: str | None, spread: int = 0) -
     else:
         sentence = (f"{your_last}{' on ' + where if where else ''} found no element to act on, so nothing "
                     "was done. The element you mean is not on this page as you describe it: look at what the page "
-                    "shows now, scroll to it or find it by its visible text, or use the site's search.")
+                    "shows now, scroll to it or find it by its visible text, or use "
+                    + (_ON_RESULTS if _on_results(run) else "the site's search") + ".")
     count = f"{your_last}{' on ' + where if where else ''} found no element to act on"
     return Signal("repeat", round(min(0.95, 0.55 + 0.1 * n), 2), sentence,
                   {"action": "none", "target": None, "times": n, "page": where, "error": None, "count": count})
@@ -218,10 +220,21 @@ _SUBMIT = re.compile(r"(?i)^(?:search(?: \w+){0,2}|submit(?: \w+)?|go|find(?: \w
                      r"|check availability|get quotes?|calculate|send)$")
 
 
-def _remedy(verb: str, error: str | None, target: str | None = None, away: str | None = None) -> str:
+def _on_results(run: PartialRun) -> bool:
+    """The agent is on a results page of the task's site's own search: "use the site's search" would tell it what it
+    did; the results' own filters and sort, or other words, are the way round there."""
+    url = run.steps[-1].url if run.steps else None
+    return bool(url) and same_site(url or "", run.domain) and bool(SEARCH_PAGE.search(url or ""))
+
+
+_ON_RESULTS = "this results page's filters or sort, or a search with other words"
+
+
+def _remedy(verb: str, error: str | None, target: str | None = None, away: str | None = None,
+            results: bool = False) -> str:
     if error in {"an element that was not found", "an element that is not visible", "an element that no longer exists"}:
-        return ("the element is not where you expect; scroll to it or find it by its visible text, use the site's "
-                "search, or go back one page")
+        return ("the element is not where you expect; scroll to it or find it by its visible text, use "
+                + (_ON_RESULTS if results else "the site's search") + ", or go back one page")
     if error == "another element covering the target":
         return "something covers it (a banner, pop-up or dialog); close or accept that first"
     if error == "a disabled element":
@@ -239,9 +252,10 @@ def _remedy(verb: str, error: str | None, target: str | None = None, away: str |
         return ("the form it sends is likely missing an entry (a field left empty or an option not chosen); fill in "
                 "what your task gives, look for a message next to the fields, then click it once")
     if verb == "scroll":
-        return ("if what you need has not appeared after these scrolls, use the site's search, filters or menu "
-                "instead of scrolling further")
-    return "pick a different element (another link or button), or reach the goal another way, e.g. the site's search"
+        return ("if what you need has not appeared after these scrolls, use "
+                + (_ON_RESULTS if results else "the site's search, filters or menu") + " instead of scrolling further")
+    return ("pick a different element (another link or button), or reach the goal another way, e.g. "
+            + (_ON_RESULTS if results else "the site's search"))
 
 
 def _stall(run: PartialRun) -> Signal | None:
@@ -265,10 +279,11 @@ def _stall(run: PartialRun) -> Signal | None:
     failures = f", and {failed} of those actions failed" if failed else ""
     count = f"You have been on {where} for the last {n} steps{last} without reaching a new page{failures}"
     varied = len({s.action.strip().lower() for s in tail}) >= len(tail) - 1  # a different control each step
+    ways = (_ON_RESULTS, f"{_ON_RESULTS}, or a different link") if _on_results(run) else (
+        "the site's search or menu", "the site's search, menu or a different link")
     remedy = ("Step back: check what the task still needs on this page (a field or choice left empty, a required "
-              "option) and submit it, or look for another way to the goal (the site's search or menu)." if varied else
-              "Step back: look for another way to the goal (the site's search, menu or a different link) rather "
-              "than the same control.")
+              f"option) and submit it, or look for another way to the goal ({ways[0]})." if varied else
+              f"Step back: look for another way to the goal ({ways[1]}) rather than the same control.")
     return Signal("stall", round(min(0.85, 0.5 + 0.05 * n + 0.05 * failed), 2), f"{count}. {remedy}",
                   {"page": where, "steps": n, "failed": failed, "count": count})
 
@@ -283,11 +298,12 @@ def _errors(run: PartialRun) -> Signal | None:
     classes = [error_class(s.error) if s.error else "an element that was not found" for s in failed]
     main = classes[-1]
     verb = action_verb(run.steps[-1].action)
+    results = _on_results(run)
     share = f"Your last {len(recent)} actions" if len(failed) == len(recent) else \
         f"{len(failed)} of your last {len(recent)} actions"
     return Signal("errors", round(0.5 + 0.1 * len(failed), 2),
-                  f"{share} failed, the last with {main}. Change approach: {_remedy(verb, main)}.",
-                  {"failed": len(failed), "error": main, "remedy": _remedy(verb, main),
+                  f"{share} failed, the last with {main}. Change approach: {_remedy(verb, main, results=results)}.",
+                  {"failed": len(failed), "error": main, "remedy": _remedy(verb, main, results=results),
                    "count": f"{share} failed, the last with {main}"})
 
 
@@ -302,8 +318,9 @@ def _struggle(run: PartialRun) -> Signal | None:
     did = f" (your last action: {doing_words(run.steps[-1].action, target)})" if target else ""
     return Signal("struggle", 0.55,
                   f"Your own notes say the last steps{did}{where} are not working. Stop and "
-                  "re-plan: re-read the task, then reach the goal by another route (the site's search, menu or "
-                  "filters) instead of retrying the same control.", {"notes": hits})
+                  "re-plan: re-read the task, then reach the goal by another route ("
+                  + (_ON_RESULTS if _on_results(run) else "the site's search, menu or filters")
+                  + ") instead of retrying the same control.", {"notes": hits})
 
 
 def run_signals(run: PartialRun) -> list[Signal]:

@@ -13,7 +13,7 @@ from coach.models import PartialRun, Signal
 from coach.notes import STUCK
 from coach.pages import SEARCH_HOST, brand_service, located, page, same_site, site, unloaded
 from coach.words import clean
-from condenser import action_verb, domain_of
+from condenser import Step, action_verb, domain_of
 
 # what a page asks only when it is a bot check, anywhere in its text; "Are you a robot?" or "not a robot" may be
 # quoted by a review or an article deep in a page that works: those count near the page's top or on a short page
@@ -108,6 +108,10 @@ _WALL_WORDS = {
                "blocks automated access.",
     "captcha_first": "{Site} shows a captcha or bot check{at}, before any of its pages has loaded for you. Do not "
                      "type guesses into it or reload again and again: report that the site blocks automated access.",
+    "captcha_direct": "{Site} shows a captcha or bot check{at}, reached from a search engine's link. Do not type "
+                      "guesses into it or click the link again and again: open {site} directly once (navigate to its "
+                      "address) and use its own search; if the check shows there too, report that the site blocks "
+                      "automated access.",
     # the ways round it were tried, or lead into it: "go back ... the site's own search" would send it in again
     "captcha_tried": "{Site} shows a captcha or bot check{at}{tried}. Do not type guesses into it or reload again and "
                      "again: report that the site blocks automated access.",
@@ -265,6 +269,8 @@ def walls(run: PartialRun) -> list[Signal]:
                 st.url and same_site(st.url, run.domain) and not _url_shows(patterns, st.url) and st.url != last.url
                 for st in steps[:-1]):
             key = "captcha_first"  # no page of the site without the wall: no other way to reach on it
+            if name != "the site" and _from_search(steps):
+                key = "captcha_direct"  # a search result's link led in: its own address, opened directly, may not
         elif kind in {"captcha", "blocked"} and key == kind and (why := _tried(run, at)) is not None:
             key, tried = f"{kind}_tried", why
         elif kind == "login" and _FIND_TASK.match(run.task) and not _OWN_THINGS.search(run.task) and not (
@@ -294,6 +300,13 @@ def walls(run: PartialRun) -> list[Signal]:
 _IDENTITY_HOST = re.compile(r"(?:accounts\.google|login\.microsoftonline|login\.live|appleid\.apple|(?:www\.|m\.)?facebook"
                             r"|github|[\w-]+\.okta|[\w-]+\.auth0|(?:api\.)?id|(?:secure\.)?login|(?:www\.)?paypal)"
                             r"\.(?:com|me|gov)")
+
+
+def _from_search(steps: list[Step]) -> bool:
+    """The wall was reached from a search engine's results, and no step went to an address directly (a `goto`)."""
+    before = next((s for s in reversed(steps[:-1]) if s.url and not _url_shows(WALLS["captcha"], s.url)), None)
+    return before is not None and _search_engine(before.url) and not any(
+        action_verb(s.action) == "navigate" for s in steps)
 
 
 def _search_engine(url: str | None) -> bool:

@@ -192,3 +192,30 @@ def test_the_done_belief_names_the_tasks_conditions_that_neither_the_address_nor
     assert "end the run now" not in g.advice and "'yelp'" not in g.advice and "'find'" not in g.advice
     said = [{**s, "thought": note + " It is the highest-rated one and I requested a quote."} for s in steps]
     assert "Neither the page" not in advise(_run(said, task, "yelp.com"), []).advice  # the notes show them all
+
+
+def test_a_captcha_reached_from_a_search_result_sends_the_agent_to_the_site_directly_once():
+    """A search result's link led straight into the bot check; the grader: "gives up at once" — the site's own
+    address, opened directly, is the way not yet tried."""
+    wall = "https://www.newegg.com/areyouahuman?referer=https%3A%2F%2Fwww.newegg.com%2Fp%2Fpl"
+    steps = [{"action": "google_search[wireless printers above 4 stars on Newegg]",
+              "url": "https://www.google.com/search?q=wireless+printers+newegg"},
+             {"action": "click[1063]", "url": wall}, {"action": "click[1063]", "url": wall}]
+    task = "Compare two wireless printers that are rated above 4 stars in newegg"
+    g = advise(_run(steps, task, "newegg.com"), [])
+    assert "reached from a search engine's link" in g.advice and "open newegg.com directly once" in g.advice, g.advice
+    went = [{"action": "goto[https://www.newegg.com]", "url": wall}, *steps[1:]]
+    assert "report that the site blocks automated access" in advise(_run(went, task, "newegg.com"), []).advice
+    assert "open newegg.com directly once" not in advise(_run(went, task, "newegg.com"), []).advice
+
+
+def test_on_the_sites_results_page_the_way_round_is_its_filters_not_its_search():
+    """"Use the site's search" told an agent on /search?q=... what it had just done."""
+    results = "https://soundcloud.com/search/sounds?q=south%20african%20history%20podcast"
+    steps = [{"action": "click[12]", "url": results}] * 4
+    task = "Find a South African history podcast of 10 to 30 minutes in soundcloud"
+    g = advise(_run(steps, task, "soundcloud.com"), [])
+    assert "this results page's filters or sort, or a search with other words" in g.advice, g.advice
+    assert "the site's search" not in g.advice
+    home = [{**s, "url": "https://soundcloud.com/discover"} for s in steps]
+    assert "the site's search" in advise(_run(home, task, "soundcloud.com"), []).advice
