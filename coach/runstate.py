@@ -160,8 +160,11 @@ def _repeat(run: PartialRun) -> Signal | None:
         sentence += f" and got {errors[0]} each time"
     elif all(c is False for c in changes) and changes and not other:  # the page text, or its address, stayed the same
         seen = all(a.observation and b.observation for a, b in zip(tail, tail[1:], strict=False))
-        sentence += (" and the page did not change" if seen else " and the address did not change") if not spread \
-            else (" and each time ended on the same page" if seen else " and each time ended at the same address")
+        # the first of them led here from another page: the ones after it changed nothing
+        moved = not spread and len(steps) > n and bool(steps[-n - 1].url) and steps[-n - 1].url != tail[0].url
+        after = " after the first" if moved else ""
+        sentence += (f" and the page did not change{after}" if seen else f" and the address did not change{after}") \
+            if not spread else (" and each time ended on the same page" if seen else " and each time ended at the same address")
     count = sentence
     # a run that does not say whether the page changed: the same words may have acted on one item after another
     # (a builder's 'SELECT' on each part), so the remedy is said for the case the clicks brought nothing new

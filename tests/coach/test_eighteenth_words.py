@@ -219,3 +219,14 @@ def test_on_the_sites_results_page_the_way_round_is_its_filters_not_its_search()
     assert "the site's search" not in g.advice
     home = [{**s, "url": "https://soundcloud.com/discover"} for s in steps]
     assert "the site's search" in advise(_run(home, task, "soundcloud.com"), []).advice
+
+
+def test_a_repeat_whose_first_click_led_to_the_page_says_the_others_changed_nothing():
+    """"You have clicked 'X' 4 times ... and the address did not change" when the first click had opened the page."""
+    steps = [{"action": "CLICK [link] Tours", "url": "https://www.sixflags.com/discoverykingdom"},
+             *[{"action": "CLICK [link] Confirm Your Tour", "url": "https://www.sixflags.com/discoverykingdom/tours"}] * 4]
+    g = advise(_run(steps, "Confirm my vip tour at Discovery Kingdom in sixflags", "sixflags.com"), [])
+    assert "4 times on /discoverykingdom/tours and the address did not change after the first" in g.advice, g.advice
+    same = [{**s, "url": "https://www.sixflags.com/discoverykingdom/tours"} for s in steps[1:]]
+    said = advise(_run(same, "Confirm my vip tour at Discovery Kingdom in sixflags", "sixflags.com"), []).advice
+    assert "and the address did not change." in said and "after the first" not in said, said

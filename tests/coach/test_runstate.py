@@ -227,8 +227,8 @@ def test_a_repeat_at_a_wall_is_said_after_the_wall_and_with_its_remedy():
     assert g.signals[:2] == ["wall:captcha", "repeat"]
     first, second = g.advice.split(". ", 1)[0], g.advice
     assert "captcha" in first
-    assert "You have clicked the same element 5 times on /errors/validateCaptcha and the address did not change: doing it" \
-           " again will not get past it." in second
+    assert "You have clicked the same element 5 times on /errors/validateCaptcha and the address did not change after the first: " \
+           "doing it again will not get past it." in second
     assert "pick a different element" not in g.advice, "one remedy: the wall's"
     assert g.error_to_avoid == "repeating the same action without a change on the page"
 

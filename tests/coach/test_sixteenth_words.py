@@ -122,7 +122,8 @@ def test_away_from_the_site_a_repeat_there_only_counts():
     steps = _away_steps() + [{"action": "click('Book now')", "url": "https://www.gate1travel.com/book"}] * 3
     signals = run_signals(_run(steps))
     assert [s.kind for s in signals][:2] == ["away", "repeat"]
-    assert signals[1].message == "You have clicked 'Book now' 3 times on another site and the address did not change."
+    assert signals[1].message == ("You have clicked 'Book now' 3 times on another site and the address did not change "
+                                  "after the first.")
 
 
 def _failed(category: str) -> Neighbour:
