@@ -71,7 +71,7 @@ HINTS = {
     "as_secret": (" as the pass", " as my pass", " as your pass", " as a pass", " as pass", " as the pin",
                   " as my pin", " as pin"),
     "pair": ("login", "log-in", "creds", "credentials"),
-    "said_password": ("password", "passcode", "passphrase", "pass word", "pwd"),
+    "said_password": ("password", "passcode", "passphrase", "pass word", "pwd", "passwd", " pw ", " pass "),
     "auth_pair": ("auth", "basicauth", "digestauth", "proxyauth"),
     "cookie_header": ("cookie:", "cookie :", "cookies:"),
     "named_value": ('"value"', "'value'", "value=", "value:", '"val"', "'val'"),
@@ -233,13 +233,20 @@ _PAIR = re.compile(r"(?i)\b(?:login|log-?in|creds|credentials)\s*:?\s+(?P<user>[
 
 # A password written as a plain word where a login is described ("log in with username bob and password bluefish",
 # "(user: bob, password bluefish)", "enter password hunter to sign in"): after a word that hands the password over,
-# one word that ends its clause. Prose after the name ("password reset", "with password protection", "and password
-# manager", "fields for username and password directly") names a thing or a manner, not a value: those words, and
-# words ending in -ed, -ing or -ly, stay.
+# or after a user name's value ("username bob, pw bluefish"), one word that ends its clause. Prose after the name
+# ("password reset", "with password authentication", "email and password match") names a thing, a manner or a
+# state, not a value: those words stay unless a user name's value stands before (a pair: "username bob and password
+# blessing" is a login).
+_PAIR_BEFORE = (r"\b(?:user(?:[ _-]?name)?|login|account|e-?mail|id)\b(?:\s*[:=]\s*|\s+)"
+                r"(?!(?:and|or|with|field|box|input|is)\b)"
+                r"[^\s,;:()&|/+]{2,64}\s*(?:,|;|&|\+|\||/|and)?\s*")
 _SAID_PASSWORD = re.compile(
-    r"(?i)(?P<frame>(?:\b(?:with|using|and|plus|enter|type|input|use|via)|[,(])\s*(?:the\s+|my\s+|your\s+|a\s+)?"
-    r"(?:password|passcode|passphrase|pass\s?word|pwd)\s+)(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
-    r"(?=\s*(?:$|[,.;:!?)\]]|\s(?:and|then|to|for|on|at|in|so|or|please|before|after|when)\b))")
+    r"(?i)(?:(?P<pair>" + _PAIR_BEFORE + r")|\b(?:with|using|and|plus|enter|entered|type|typed|input|use|used|via"
+    r"|type\s+in)\s*|[,(&|;]\s*)"
+    r"(?P<name>(?:the\s+|my\s+|your\s+|a\s+)?(?:password|passcode|passphrase|pass\s?word|passwd|pwd"
+    r"|(?<=[\s,(&|;])(?:pw|pass)(?=\s)))\s+(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
+    r"(?=\s*(?:$|[,.;:!?)\]]|\s[-–—]\s|\s\(|\s(?:and|then|to|for|on|at|in|so|or|please|before|after|when|if|by|from|into"
+    r"|first|now|again|immediately|as|while|but|since|until|once|because|instead)\b))")
 _PASSWORD_PROSE = frozenset("""
 reset field fields box page pages manager managers protection protected recovery change changes strength requirement
 requirements rule rules policy hint hints link links form forms input prompt screen option options settings setting
@@ -247,17 +254,29 @@ section tab button entry login sign again here there below above twice first now
 manually once it them this that menu dialog popup window modal area text textbox expiry expiration history update
 generator vault sharing less free list details info information email reminder help security safety question
 questions length characters character provided given shown required saved stored you your from of yourself later
-fields field-level autofill login-page less-login vault-key code number token key keys twice again
+code number token key keys auth sync lock unlock fallback combo pair support match matches mismatch works work fails
+fail succeeds alone please next anyway backwards unknown forgotten lost expired hidden masked visible meter written
+chosen known given taken broken shown sent
 """.split())
+# a word that names a thing or a state: "authentication", "complexity", "reminders", "written", "case-sensitive"
+_PROSE_SHAPE = re.compile(r"[a-z]+(?:tion|sion|ity|ment|ness|ance|ence|ure|ed|ing|ly)|[a-z]+[^s]s|[a-z]+-[a-z-]+")
 
 
 def _said_password(m: re.Match[str]) -> str:
     value = m.group("val")
     folded = value.casefold()
-    if (folded in _PASSWORD_PROSE or folded in NOT_VALUES or PLACEHOLDER.match(value) or _NO_VALUE.match(value)
-            or value.isalpha() and value.islower() and folded.endswith(("ed", "ing", "ly"))):
+    if folded in NOT_VALUES or PLACEHOLDER.match(value) or _NO_VALUE.match(value):
         return m.group(0)
-    return m.group("frame") + SECRET
+    if m.group("pair") is None and (folded in _PASSWORD_PROSE or _PROSE_SHAPE.fullmatch(value)):
+        return m.group(0)  # without a user name's value before it, a word of prose after the name is prose
+    if m.group("pair") is not None and folded in _PASSWORD_PROSE and folded not in _PAIR_PLAIN:
+        return m.group(0)
+    return m.group(0)[: m.start("val") - m.start()] + SECRET
+
+
+# words a pair's password may well be ("username bob and password blessing"): only a field's or a state's words are
+# prose there ("username bob, password forgotten", "email bob@x and password field")
+_PAIR_PLAIN = frozenset("help security login lock support match works".split())
 
 
 def _after_name(m: re.Match[str]) -> str:
@@ -389,7 +408,7 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
     if wanted("said_password"):
-        text = substitute_at(text, _SAID_PASSWORD, _said_password, starts("said_password"), back=24, ahead=90)
+        text = substitute_at(text, _SAID_PASSWORD, _said_password, starts("said_password"), back=96, ahead=90)
     text = url_tokens.redact_url_tokens(text, starts_in)
     text = one_time_codes.redact_one_time_codes(text, starts_in)
     text = command_line.redact_command_lines(text, starts_in)

@@ -1077,6 +1077,12 @@ def test_prose_after_a_seed_word_stays(text):
     ("enter password hunter to log in", "hunter"),
     ("Log in (user: bob, password bluefish) and open settings", "bluefish"),
     ("Sign in with passcode 482910 and view my balance", "482910"),
+    # an eighth red team's phrasings: the clause ends in more ways, a user name's value before it, short names
+    ("Log in with username bob and password bluefish if prompted", "bluefish"),
+    ("Sign in as bob, password bluefish - then open the cart", "bluefish"),
+    ("Username: bob Password bluefish", "bluefish"), ("I typed password bluefish and clicked Sign in", "bluefish"),
+    ("Username bob, pw bluefish", "bluefish"), ("Login with user bob and pass bluefish", "bluefish"),
+    ("Log in with username bob and password blessing", "blessing"),  # a pair: a word of prose is its password
 ])
 def test_a_password_said_as_a_plain_word_in_a_login_is_redacted(text, secret):
     assert secret not in redact_text(text) and "[SECRET]" in redact_text(text)
@@ -1088,6 +1094,12 @@ def test_a_password_said_as_a_plain_word_in_a_login_is_redacted(text, secret):
     "use password manager to fill the form", "and password field is empty", "enter password again",
     "Sign in with the password provided", "Type password into the box", "Download the password protected files",
     "no fields for entering username and password directly, so click Sign in",
+    # the eighth red team's false positives: a thing, a state or a verb after the name
+    "Sign in using password authentication.", "Sign in with email and password combination.",
+    "Confirm that email and password match.", "Login with password fails, so try OTP",
+    "Enter the password written on the card", "Sign in (username bob, password unknown)",
+    "The login page (password case-sensitive) has a toggle", "Enter password next, then click Continue",
+    "Log in with your email and password to continue", "Users with pass holders get in free",
 ])
 def test_prose_about_a_password_is_no_password(text):
     assert redact_text(text) == text
