@@ -242,9 +242,9 @@ _PAIR_BEFORE = (r"\b(?:user(?:[ _-]?name)?|login|account|e-?mail|id)\b(?:\s*[:=]
                 r"[^\s,;:()&|/+]{2,64}\s*(?:,|;|&|\+|\||/|and)?\s*")
 _SAID_PASSWORD = re.compile(
     r"(?i)(?:(?P<pair>" + _PAIR_BEFORE + r")|\b(?:with|using|and|plus|enter|entered|type|typed|input|use|used|via"
-    r"|type\s+in)\s*|[,(&|;]\s*)"
+    r"|type\s+in|w/)\s*|[,(&|;]\s*|^\s*|(?<=\n)\s*|(?<=:)\s+)"
     r"(?P<name>(?:the\s+|my\s+|your\s+|a\s+)?(?:password|passcode|passphrase|pass\s?word|passwd|pwd"
-    r"|(?<=[\s,(&|;])(?:pw|pass)(?=\s)))\s+(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
+    r"|(?<=[\s,(&|;])(?:pw|pass)(?=\s)))(?:\s+being|\s+of|'s|\s*,)?\s+(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
     r"(?=\s*(?:$|[,.;:!?)\]]|\s[-–—]\s|\s\(|\s(?:and|then|to|for|on|at|in|so|or|please|before|after|when|if|by|from|into"
     r"|first|now|again|immediately|as|while|but|since|until|once|because|instead)\b))")
 _PASSWORD_PROSE = frozenset("""
@@ -256,7 +256,7 @@ generator vault sharing less free list details info information email reminder h
 questions length characters character provided given shown required saved stored you your from of yourself later
 code number token key keys auth sync lock unlock fallback combo pair support match matches mismatch works work fails
 fail succeeds alone please next anyway backwards unknown forgotten lost expired hidden masked visible meter written
-chosen known given taken broken shown sent
+chosen known given taken broken shown sent autofill autocomplete autosave toggle eye visibility
 """.split())
 # a word that names a thing or a state: "authentication", "complexity", "reminders", "written", "case-sensitive"
 _PROSE_SHAPE = re.compile(r"[a-z]+(?:tion|sion|ity|ment|ness|ance|ence|ure|ed|ing|ly)|[a-z]+[^s]s|[a-z]+-[a-z-]+")
@@ -281,7 +281,9 @@ _PAIR_PLAIN = frozenset("help security login lock support match works".split())
 
 def _after_name(m: re.Match[str]) -> str:
     value = m.group("val").rstrip(".,;)]}")
-    if not _looks_secret(value) or PLACEHOLDER.match(value):
+    plain = "verb" in m.re.groupindex and value.casefold() not in _PASSWORD_PROSE | NOT_VALUES \
+        and not _PROSE_SHAPE.fullmatch(value)  # "enter bluefish as the password": named a password, it is one
+    if not (_looks_secret(value) or plain) or PLACEHOLDER.match(value):
         return m.group(0)
     return m.group(0)[: m.start("val") - m.start()] + SECRET + m.group("val")[len(value):]
 

@@ -1083,6 +1083,8 @@ def test_prose_after_a_seed_word_stays(text):
     ("Username: bob Password bluefish", "bluefish"), ("I typed password bluefish and clicked Sign in", "bluefish"),
     ("Username bob, pw bluefish", "bluefish"), ("Login with user bob and pass bluefish", "bluefish"),
     ("Log in with username bob and password blessing", "blessing"),  # a pair: a word of prose is its password
+    ("with the password being bluefish, log in", "bluefish"), ("The task says: password bluefish.", "bluefish"),
+    ("Enter bluefish as the password", "bluefish"), ("Log in w/ password bluefish then check", "bluefish"),
 ])
 def test_a_password_said_as_a_plain_word_in_a_login_is_redacted(text, secret):
     assert secret not in redact_text(text) and "[SECRET]" in redact_text(text)
@@ -1100,6 +1102,7 @@ def test_a_password_said_as_a_plain_word_in_a_login_is_redacted(text, secret):
     "Enter the password written on the card", "Sign in (username bob, password unknown)",
     "The login page (password case-sensitive) has a toggle", "Enter password next, then click Continue",
     "Log in with your email and password to continue", "Users with pass holders get in free",
+    "Password reset link sent", "Log in using password autofill.", "Use it as the password for now",
 ])
 def test_prose_about_a_password_is_no_password(text):
     assert redact_text(text) == text
