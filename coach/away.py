@@ -124,8 +124,8 @@ def left_site(run: PartialRun) -> Signal | None:
         f"your last {off} pages were on other sites than {own}"
     alike = _looks_alike(pages[-1], own) if gone[-1] else False
     if alike:  # "tickets-center.com" for "ticketcenter.com": the agent may take it for the task's site (never named)
-        count += (f"; the site you are on now is not {own}, though its name looks like it: a different address, "
-                  f"whatever its pages say")
+        count += (f"; the site you are on now is not {own}, though its name looks like it (a different address, "
+                  f"whatever its pages say)")
     if linked:  # the site's own link: its form or document elsewhere (a rebate tracker), or an ad: the agent can tell
         message = (f"You followed a link on {own} to another site, and {count}. If it is {own}'s own form or document "
                    f"for this task, go on there, entering nothing the task does not give; if it is an ad or a partner's "
