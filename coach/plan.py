@@ -14,7 +14,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from coach.align import match_point
 from coach.models import Neighbour, PartialRun
-from coach.pages import SEARCH_HOST, SEARCH_PAGE, brand_service, named_elsewhere, off_site, same_site, site
+from coach.pages import SEARCH_HOST, SEARCH_PAGE, brand_service, named_elsewhere, off_site, page, same_site, site
 from coach.steps import ANY_ENTRY, step_label, step_words, typed_value
 from coach.words import error_class, orders_when_joined
 from condenser import SAME_TEMPLATE, action_verb, domain_of, normalize_task, registrable_domain, template_similarity
@@ -88,7 +88,8 @@ def success_plan(run: PartialRun, neighbours: list[Neighbour], *, min_similarity
         if run.steps and score < MIN_MATCH:
             if not template:
                 continue
-            j = min(t, len(n.steps_brief)) - 1  # same template, no matching action: align by position
+            stood = _by_page(run, n.steps_brief)  # same template, no matching action: where that run stood here
+            j = stood if stood is not None else min(t, len(n.steps_brief)) - 1  # ... or by position
         rest = n.steps_brief[j + 1:]
         mode = _where(rest[0], here, run.domain) if here and rest else None
         if here and (mode is None or (mode == "task" and not site(run.domain))):
@@ -217,6 +218,29 @@ def _resume(run: PartialRun, brief: list[dict[str, Any]]) -> int:
         return -1
     j, score = match_point(run.model_copy(update={"steps": run.steps[:k]}), brief)
     return j if score >= MIN_MATCH else -1
+
+
+def _by_page(run: PartialRun, brief: list[dict[str, Any]]) -> int | None:
+    """Where another run of the task stood on the agent's page: the index of its last step that ended there (a step's
+    address is the page after it), or -1 on the site's home page it never returned to, or at all when its steps carry
+    no addresses (runs open there: "click 'APPLY'" was said to an agent that had only opened the home page four
+    times). None when the agent is on no page of the site, or on a deeper page that run's steps do not name (position
+    decides)."""
+    url = run.steps[-1].url if run.steps else None
+    here = page(url, run.domain) if url else None
+    if not here:
+        return None
+    if not any(step.get("url") for step in brief):  # a demonstration's steps (no addresses): it opened at the home
+        if here != "the home page":  # page, so an agent there starts where it started, past its opening navigations
+            return None
+        j = -1
+        while j + 1 < len(brief) and action_verb(brief[j + 1].get("action") or brief[j + 1].get("norm", "")) == "navigate":
+            j += 1
+        return j
+    ended = [i for i, step in enumerate(brief) if page(step.get("url"), run.domain) == here]
+    if ended:
+        return ended[-1]
+    return -1 if here == "the home page" else None
 
 
 def _where(step: dict[str, Any], here: str, domain: str | None) -> str | None:

@@ -230,3 +230,23 @@ def test_a_repeat_whose_first_click_led_to_the_page_says_the_others_changed_noth
     same = [{**s, "url": "https://www.sixflags.com/discoverykingdom/tours"} for s in steps[1:]]
     said = advise(_run(same, "Confirm my vip tour at Discovery Kingdom in sixflags", "sixflags.com"), []).advice
     assert "and the address did not change." in said and "after the first" not in said, said
+
+
+def test_a_plan_with_no_matching_action_starts_where_that_run_stood_on_the_agents_page():
+    """"click 'APPLY'" was said to an agent that had only opened the home page four times: position alone put it
+    four steps into the other run."""
+    home, results = "https://www.newegg.com/", "https://www.newegg.com/p/pl?d=xbox+controller"
+    rated = results + "&N=4131"
+    brief = [{"norm": normalize_action(a), "action": a, "url": u} for a, u in (
+        ("TYPE: xbox controller [searchbox] Search Site", results), ("CLICK [dt] Customer Ratings", results),
+        ("CLICK [div] 4 & up", rated), ("CLICK [button] APPLY", rated), ("CLICK [link] Controller X", rated))]
+    won = Neighbour(id=3, similarity=0.9, success=True, task="Find an Xbox controller rated above 4 stars in newegg",
+                    domain="newegg.com", summary="", n_steps=5, steps_brief=brief)
+    task = "Find an Xbox Wireless controller rated above 4 stars in newegg"
+    at_home = _run([{"action": f"goto[{home}]", "url": home}] * 4, task, "newegg.com")
+    plan = success_plan(at_home, [won], min_similarity=0.5)
+    assert plan is not None and plan.steps[0].startswith("fill in the 'Search Site' field"), plan
+    on_results = _run([{"action": f"goto[{home}]", "url": home}] * 3 + [{"action": "click[7]", "url": results}], task,
+                      "newegg.com")
+    plan = success_plan(on_results, [won], min_similarity=0.5)
+    assert plan is not None and plan.steps[0] == "click '4 & up'", plan  # its last step that ended on the results
