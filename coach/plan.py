@@ -220,6 +220,9 @@ def _resume(run: PartialRun, brief: list[dict[str, Any]]) -> int:
     return j if score >= MIN_MATCH else -1
 
 
+_NO_PROGRESS = frozenset({"navigate", "none", "scroll", "wait", "back", "forward", "refresh"})
+
+
 def _by_page(run: PartialRun, brief: list[dict[str, Any]]) -> int | None:
     """Where another run of the task stood on the agent's page: the index of its last step that ended there (a step's
     address is the page after it), or -1 on the site's home page it never returned to, or at all when its steps carry
@@ -230,6 +233,10 @@ def _by_page(run: PartialRun, brief: list[dict[str, Any]]) -> int | None:
     here = page(url, run.domain) if url else None
     if not here:
         return None
+    if here == "the home page" and any(  # an action taken on a page of the site (the step before ended there)
+            action_verb(s.action) not in _NO_PROGRESS and before.url and same_site(before.url, run.domain)
+            for before, s in zip(run.steps, run.steps[1:], strict=False)):
+        return None  # it acted on the home page (a page that keeps its address as forms fill): position decides
     if not any(step.get("url") for step in brief):  # a demonstration's steps (no addresses): it opened at the home
         if here != "the home page":  # page, so an agent there starts where it started, past its opening navigations
             return None
