@@ -14,7 +14,7 @@ from coach.acting import doing_words, step_target
 from coach.models import PartialRun, Signal
 from coach.notes import says_done
 from coach.pages import brand_service, named_elsewhere, off_site, page, same_site, site, unloaded
-from coach.walls import sign_in_page, walls
+from coach.walls import cart_page, cart_task, sign_in_page, walls
 from coach.words import clean, fold
 from condenser import action_verb, domain_of
 
@@ -54,6 +54,15 @@ def done(run: PartialRun, found: list[Signal]) -> Signal | None:
                       f"page that shows the result. Open the page that showed it again (you were at {deeper} before), "
                       "check it against every part of the task, and end the run only then.",
                       {"notes": sum(said), "home": True})
+    if where == "the home page" and own and not _left_home(run):
+        how_long = next((s for s in found if s.kind in {"repeat", "stall", "errors"} and s.facts.get("count")), None)
+        count = f" ({str(how_long.facts['count'])[:1].lower()}{str(how_long.facts['count'])[1:]})" if how_long else ""
+        return Signal("done", 0.7,
+                      f"Your own notes say the task is complete, but you are still on {own}'s home page{count}, and "
+                      "this run has opened none of its other pages: a home page seldom shows what a task asks for. "
+                      "Open the page the task needs from here (the site's search or menu), and end the run only when "
+                      "that page shows every part of the task.",
+                      {"notes": sum(said), "home": True, "counted": bool(how_long)})
     if lost := _lost_words(run):
         return Signal("done", 0.7,
                       f"Your own notes say the task is complete, but your last action{doing} "
@@ -109,9 +118,10 @@ def _deeper_page(run: PartialRun) -> str | None:
     task's words (the latest of those), in words; None when the run had none open."""
     wanted = {t.lower() for t in _TASK_TOKEN.findall(clean(run.task))}
     best, score = None, -1
+    carts = cart_task(run.task)  # a cart or checkout page is a result only for a task that ends there or buys
     for s in run.steps[:-1]:
         where = page(s.url, run.domain)
-        if not where or not where.startswith("/") or sign_in_page(s.url) or any(
+        if not where or not where.startswith("/") or sign_in_page(s.url) or (cart_page(s.url) and not carts) or any(
                 w.kind.startswith("wall:") for w in walls(PartialRun(task=run.task, domain=run.domain, steps=[s]))):
             continue
         try:  # its path's words, never its query's: a page can put any words in its query
@@ -261,3 +271,9 @@ def _unshown(run: PartialRun) -> str | None:
     if not missing:
         return None
     return missing[0] if len(missing) == 1 else ", ".join(missing[:-1]) + f" or {missing[-1]}"
+
+
+def _left_home(run: PartialRun) -> bool:
+    """Some step of the run ended on a page of the task's site other than its home page."""
+    return any(s.url and same_site(s.url, run.domain) and (p := page(s.url, run.domain)) and p != "the home page"
+               for s in run.steps)

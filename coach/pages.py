@@ -167,6 +167,9 @@ def _bad_path(path: str) -> bool:
     return len(path) <= 96 and (steers(words := fold(" ".join(re.split(r"[/_\-.~+%]+", path)))) or advises(words))
 
 
+_HOME_FILE = re.compile(r"(?i)(?:index|default|home|main)(?:\.(?:html?|php|aspx?|jsp))?")
+
+
 def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     """The path of `url` when it is on the run's own site, shortened: `/event/9`, `/checkout`; else None."""
     u = clean(url)
@@ -181,7 +184,7 @@ def page(url: str | None, domain: str | None, depth: int = 3) -> str | None:
     segments = [s for s in path.split("/") if s]
     if _bad_path(path) or "%" in path and _bad_path(unquote(path)):  # "/%73top%2Dnow" read as the agent reads it
         return None
-    if not segments:
+    if not segments or len(segments) == 1 and _HOME_FILE.fullmatch(segments[0]):  # "/index.htm" is the home page
         return _other_host(u, domain) or "the home page"
     shown = list(takewhile(_PATH_SEG.match, segments[:min(depth, 3)]))  # the path's own beginning, never pieces
     while shown and len(shown[-1]) <= 2 and shown[-1].isalpha():

@@ -153,6 +153,21 @@ _BUYS = re.compile(r"(?i)\b(?:buy|purchase|check ?out|pay|place (?:the |an |my )
 _CART_PAGE = re.compile(r"(?i)/(?:cart|basket|bag|trolley|shopping-?cart)(?:[/?#.]|$)")
 
 
+def cart_page(url: str | None) -> bool:
+    """The address is a cart's or a checkout's page (its path, never its query)."""
+    return bool(url) and bool(_CART_PAGE.search(_QUERY.sub("", url or "", count=1)) or _CHECKOUT_PAGE.search(
+        _QUERY.sub("", url or "", count=1)))
+
+
+def cart_task(task: str) -> bool:
+    """The task ends at the cart ("add them to my cart") or goes past it (it buys): a cart's page may be its result;
+    False for a task that only finds or looks (the cart is past it)."""
+    return bool(_CART_TASK.search(task) or _BUYS.search(task))
+
+
+_CHECKOUT_PAGE = re.compile(r"(?i)/(?:checkout|check-out|payment|place-?order)(?:[/?#.]|$)|//checkout\.")
+
+
 def _cart_words(run: PartialRun) -> str:
     """Where a cart-only task goes from a sign-in page: back to the cart page it reached, or to the item's page."""
     cart = next((page(s.url, run.domain) for s in reversed(run.steps[:-1])

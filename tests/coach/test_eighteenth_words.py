@@ -250,3 +250,31 @@ def test_a_plan_with_no_matching_action_starts_where_that_run_stood_on_the_agent
                       "newegg.com")
     plan = success_plan(on_results, [won], min_similarity=0.5)
     assert plan is not None and plan.steps[0] == "click '4 & up'", plan  # its last step that ended on the results
+
+
+def test_the_done_belief_never_sends_a_find_task_back_to_the_cart():
+    """"Open the page that showed it again (you were at /cart before)" for "Find hard side carry-on luggage": the
+    cart was past the task; the product page was its result."""
+    product = "https://www.target.com/p/carry-on-black/-/A-123"
+    steps = [{"action": "click[210]", "url": product}, {"action": "click[93]", "url": "https://www.target.com/cart"},
+             {"action": "click[12]", "url": "https://www.target.com/", "thought": _DONE},
+             {"action": "click[15]", "url": "https://www.target.com/", "thought": _DONE},
+             {"action": "click[12]", "url": "https://www.target.com/", "thought": _DONE}]
+    g = advise(_run(steps, "Find hard side carry-on luggage in black color in target", "target.com"), [])
+    assert "/cart" not in g.advice and "you were at /p/" in g.advice, g.advice
+    cart = advise(_run(steps[1:], "Add hard side carry-on luggage in black to my cart in target", "target.com"), [])
+    assert "you were at /cart before" in cart.advice, cart.advice  # a task that ends at the cart: its result
+
+
+def test_the_done_belief_on_a_home_page_the_run_never_left_says_so():
+    """Six clicks on boardgamegeek.com's home page, notes that say "done": "if the page shows everything ... end the
+    run now" let it stop on a page that shows nothing of "recent trades"."""
+    home = "https://boardgamegeek.com/"
+    steps = [{"action": "goto[https://www.boardgamegeek.com/]", "url": home}] + [
+        {"action": "click[46]", "url": home, "thought": _DONE}] * 4
+    g = advise(_run(steps, "Show me the recent trades in boardgamegeek", "boardgamegeek.com"), [])
+    assert "you are still on boardgamegeek.com's home page" in g.advice, g.advice
+    assert "this run has opened none of its other pages" in g.advice and "end the run now" not in g.advice
+    index = [{**s, "url": "https://www.nps.gov/index.htm"} for s in steps]  # "/index.htm" is a home page too
+    said = advise(_run(index, "Show me a list of children's program events in Illinois in nps.gov", "nps.gov"), [])
+    assert "you are still on nps.gov's home page" in said.advice, said.advice
