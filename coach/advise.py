@@ -65,6 +65,11 @@ def render_system_message(guidance: Guidance) -> SystemMessage:
     source = f"from what it shows and from {runs}" if own and memory else "from what it shows" if own else f"from {runs}"
     lines = [f"Coaching for this run ({source}):", guidance.advice]
     said = len(guidance.plan) <= 1 and f": {guidance.suggested_action}." in guidance.advice  # "went on to: X."
+    action = (guidance.suggested_action or "").casefold()
+    # "Open resy.com (navigate to its address) ..." then "Try next: open resy.com.": said once; a plan of several
+    # steps keeps its first step's line ("went on to: X, then Y" names it among others)
+    said = said or bool(action) and action in guidance.advice.casefold() and f"went on to: {action}, then" not in \
+        guidance.advice.casefold()
     if guidance.suggested_action and not said:  # a one-step plan says its step once
         lines.append(f"Try next: {guidance.suggested_action}.")
     if guidance.error_to_avoid and not guidance._error_said:  # "Avoid: repeating click 'News'" after the repeat

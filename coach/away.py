@@ -131,9 +131,9 @@ def left_site(run: PartialRun) -> Signal | None:
                    f"for this task, go on there, entering nothing the task does not give; if it is an ad or a partner's "
                    f"offer, go back to {own} (the browser's back) and finish the task on its own pages.")
     elif visited:
-        message = (f"You have left {own}, the site your task is on: {count}. Links that lead off {own} (ads, "
-                   f"partners' offers) do not do the task: go back to {own} (the browser's back, or navigate to its "
-                   f"address) and finish the task on its own pages.")
+        message = (f"You have left {own}, the site your task is on: {count}. What you do on other sites does not "
+                   f"do the task: go back to {own} (the browser's back, or navigate to its address) and finish the "
+                   f"task on its own pages.")
     else:
         message = (f"This run has not opened {own} yet, the site your task is on, and {count}: what you do on other "
                    f"sites does not do the task. Open {own} (navigate to its address) and do the task there.")

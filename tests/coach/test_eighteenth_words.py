@@ -278,3 +278,13 @@ def test_the_done_belief_on_a_home_page_the_run_never_left_says_so():
     index = [{**s, "url": "https://www.nps.gov/index.htm"} for s in steps]  # "/index.htm" is a home page too
     said = advise(_run(index, "Show me a list of children's program events in Illinois in nps.gov", "nps.gov"), [])
     assert "you are still on nps.gov's home page" in said.advice, said.advice
+
+
+def test_the_next_step_said_in_the_advice_is_not_said_again():
+    """"... Open resy.com (navigate to its address) and do the task there." then "Try next: open resy.com.": twice."""
+    steps = [{"action": "google_search[pasta restaurant in Sydney]", "url": "https://www.google.com/search?q=pasta"},
+             {"action": "click[309]", "url": "https://www.sevenrooms.com/reservations/ragazzi"},
+             {"action": "click[310]", "url": "https://www.sevenrooms.com/reservations/ragazzi"}]
+    g = advise(_run(steps, "Find a pasta restaurant in Sydney and save it in resy", "resy.com"), [])
+    assert g.suggested_action == "open resy.com" and g.system_message is not None
+    assert g.system_message.content.casefold().count("open resy.com") == 1, g.system_message.content

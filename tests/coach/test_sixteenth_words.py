@@ -250,7 +250,7 @@ def test_away_the_error_and_the_next_step_are_the_sites():
     assert g.error_to_avoid == "acting on other sites than travelzoo.com"
     assert g.suggested_action == "go back to travelzoo.com"
     assert g.system_message is not None and "Avoid:" not in g.system_message.content  # the advice says it already
-    assert g.system_message.content.endswith("Try next: go back to travelzoo.com.")
+    assert "go back to travelzoo.com" in g.system_message.content and "Try next:" not in g.system_message.content  # once
 
 
 def test_how_another_run_ran_out_of_steps_is_said_only_to_a_run_that_has_come_as_far():
