@@ -244,9 +244,12 @@ _SAID_PASSWORD = re.compile(
     r"(?i)(?:(?P<pair>" + _PAIR_BEFORE + r")|\b(?:with|using|and|plus|enter|entered|type|typed|input|use|used|via"
     r"|type\s+in|w/)\s*|[,(&|;]\s*|^\s*|(?<=\n)\s*|(?<=:)\s+)"
     r"(?P<name>(?:the\s+|my\s+|your\s+|a\s+)?(?:password|passcode|passphrase|pass\s?word|passwd|pwd"
-    r"|(?<=[\s,(&|;])(?:pw|pass)(?=\s)))(?:\s+being|\s+of|'s|\s*,)?\s+(?P<val>[^\s\"'`,.;:!?()\[\]]{3,64})"
-    r"(?=\s*(?:$|[,.;:!?)\]]|\s[-–—]\s|\s\(|\s(?:and|then|to|for|on|at|in|so|or|please|before|after|when|if|by|from|into"
-    r"|first|now|again|immediately|as|while|but|since|until|once|because|instead)\b))")
+    r"|(?<=[\s,(&|;])(?:pw|pass)(?=\s)))(?:\s+being|\s+of|'s|\s*,)?\s+(?P<val>[^\s\"'`]{3,64})(?=\s|$)")
+# where the value's clause ends: a stop or a bracket glued to it, or after it the text's end, a dash, a bracket or a
+# word that starts another clause
+_CLAUSE_END = re.compile(r"[ \t]*(?:$|\r?\n|[-–—]\s|\(|(?:and|then|to|for|on|at|in|so|or|please|before|after|when|if|by|from|into"
+                         r"|first|now|again|immediately|as|while|but|since|until|once|because|instead)\b)", re.I)
+_CLOSING = ".,;:!?)]}"
 _PASSWORD_PROSE = frozenset("""
 reset field fields box page pages manager managers protection protected recovery change changes strength requirement
 requirements rule rules policy hint hints link links form forms input prompt screen option options settings setting
@@ -263,7 +266,12 @@ _PROSE_SHAPE = re.compile(r"[a-z]+(?:tion|sion|ity|ment|ness|ance|ence|ure|ed|in
 
 
 def _said_password(m: re.Match[str]) -> str:
-    value = m.group("val")
+    token = m.group("val")
+    if PLACEHOLDER.match(token) or token[:1] in "([{<":
+        return m.group(0)  # a detector before took it ("passphrase [SECRET]"), or a remark in brackets ("(hidden)")
+    value = token.rstrip(_CLOSING)
+    if len(value) < 3 or value == token and not _CLAUSE_END.match(m.string, m.end()):
+        return m.group(0)  # the clause goes on: "password bluefish works" names no value it could be sure of
     folded = value.casefold()
     if folded in NOT_VALUES or PLACEHOLDER.match(value) or _NO_VALUE.match(value):
         return m.group(0)
@@ -271,7 +279,7 @@ def _said_password(m: re.Match[str]) -> str:
         return m.group(0)  # without a user name's value before it, a word of prose after the name is prose
     if m.group("pair") is not None and folded in _PASSWORD_PROSE and folded not in _PAIR_PLAIN:
         return m.group(0)
-    return m.group(0)[: m.start("val") - m.start()] + SECRET
+    return m.group(0)[: m.start("val") - m.start()] + SECRET + token[len(value):]
 
 
 # words a pair's password may well be ("username bob and password blessing"): only a field's or a state's words are
@@ -409,8 +417,6 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         text = substitute_at(text, _COOKIE_HEADER, _cookie_header, starts("cookie_header"), back=12)
     if wanted("pair"):
         text = substitute_at(text, _PAIR, _after_name, starts("pair"), ahead=160)
-    if wanted("said_password"):
-        text = substitute_at(text, _SAID_PASSWORD, _said_password, starts("said_password"), back=96, ahead=90)
     text = url_tokens.redact_url_tokens(text, starts_in)
     text = one_time_codes.redact_one_time_codes(text, starts_in)
     text = command_line.redact_command_lines(text, starts_in)
@@ -419,4 +425,6 @@ def redact_credentials(text: str, hits: Hits | None, refind: Callable[[str], Hit
         # text of "xpw=\\"" repeated: quadratic)
         text = substitute_at(text, _SECRET_FIELD, _secret_field,
                              None if field is None else [i for i in field if not _inside_word(text, i)])
+    if wanted("said_password"):  # after the names' own values: a value that looks like a secret is theirs, whole
+        text = substitute_at(text, _SAID_PASSWORD, _said_password, starts("said_password"), back=96, ahead=90)
     return text

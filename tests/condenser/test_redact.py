@@ -1112,3 +1112,11 @@ def test_a_task_with_a_plain_word_password_stores_none_of_it():
     t = _run(task="Log in to my account with username bob and password bluefish and show my orders",
              steps=[{"action": "click(index=3)", "thought": "open the sign-in form"}])
     assert "bluefish" not in redact_trajectory(t).model_dump_json()
+
+
+def test_a_password_with_a_stop_inside_it_is_redacted_whole():
+    """CI, 2026-12-08: the plain-word rule read "Zebra3587?EB0" as "Zebra3587" and a clause's "?", and its partial
+    mask hid the rest from the secret-field detector ("[SECRET]?EB0"). The names' own values go first now."""
+    assert redact_text("use passphrase Zebra3587?EB0 to sign in") == "use passphrase [SECRET] to sign in"
+    assert redact_text("Enter password (hidden) and press Sign in") == "Enter password (hidden) and press Sign in"
+    assert "]]" not in redact_text("Sign in with password bluefish.Then check")
