@@ -38,7 +38,9 @@ _PROGRESS = re.compile(
     r"|new (?:\w+ ){0,2}(?:items?|results?|content|posts?|products?|cards?|options?|entries|images?|sections?|slides?)"
     r"|(?:the )?(?:next|another|first|second|third|fourth|fifth|sixth|\d+(?:st|nd|rd|th)) (?:\w+ ){0,2}(?:skin|item"
     r"|card|slide|image|post|product|result|set|section|row|page)s?|more (?:\w+ ){0,2}(?:items?|results?|posts?"
-    r"|products?|cards?|options?|content|details)|scrolled (?:down |further )?(?:to|past)|revealed|getting close)\b",
+    r"|products?|cards?|options?|content|details)|scrolled (?:down |further )?(?:to|past)|revealed|getting close"
+    r"|(?:scroll|scrolling) (?:down |further )?to (?:see|find|view|load|collect|gather) more"
+    r"|i can see (?:[\w'’]+ ){0,3}(?:posts?|items?|results?|list(?:ings?)?|products?|entries|videos?|tracks?))\b",
     re.I)
 
 

@@ -129,6 +129,9 @@ def _repeat(run: PartialRun) -> Signal | None:
         return None  # a run that does not say whether the page changed: a few repeats may be progress
     if unknown and _notes_progress(tail[-3:]):
         return None  # ... and the agent's own notes say each step brought something new
+    if unknown and verb == "scroll" and says_progress(steps[-1].thought):
+        return None  # scrolling through a list its latest note says it sees ("I can see the third post ... let me
+        # continue scrolling"): gathering, not stuck (two runs that did this succeeded; a grader read it as noise)
     tag = re.search(r"\[([A-Za-z]+)\]", steps[-1].action)
     kind = f"{tag.group(1).lower()} " if tag and tag.group(1).lower() in TAG_NAMES else ""  # a fixed vocabulary
     what = f"'{target}'" if target else ("at the same spot" if coords and verb == "click"

@@ -288,3 +288,18 @@ def test_the_next_step_said_in_the_advice_is_not_said_again():
     g = advise(_run(steps, "Find a pasta restaurant in Sydney and save it in resy", "resy.com"), [])
     assert g.suggested_action == "open resy.com" and g.system_message is not None
     assert g.system_message.content.casefold().count("open resy.com") == 1, g.system_message.content
+
+
+def test_scrolling_through_a_list_the_notes_say_they_see_is_not_a_repeat():
+    """Seven scrolls down a profile's liked posts, the note "I can see Taylor Swift's liked posts. Let me scroll down
+    to see more": the run succeeded; "if these brought nothing new ..." was noise. On the Online-Mind2Web and
+    webcanvas dev runs the scroll repeat now speaks on 2 successful runs and no failed one (22 and 4 before)."""
+    steps = [{"action": "Navigate to https://www.tumblr.com/taylorswift"}] + [
+        {"action": "Scroll (delta_x=0, delta_y=600)"}] * 6 + [
+        {"action": "Scroll (delta_x=0, delta_y=600)", "thought": "I can see Taylor Swift's liked posts. Let me scroll "
+                                                                  "down to see more of them and gather a list."}]
+    g = advise(_run(steps, "Find the posts liked by the user Taylor Swift on Tumblr.", "tumblr.com"), [])
+    assert "scrolled" not in g.advice, g.advice
+    stuck = steps[:-1] + [{"action": "Scroll (delta_x=0, delta_y=600)", "thought": "The page did not change."}]
+    assert "You have scrolled 7 times" in advise(_run(stuck, "Find the posts liked by the user Taylor Swift on "
+                                                             "Tumblr.", "tumblr.com"), []).advice
