@@ -1,8 +1,11 @@
 """The agent's notes say the task is complete, yet it acts on: what the run shows against that belief.
 
-"End the run now" is said only when the run does not show otherwise: the site's home page after deeper pages, or
-an address that lost the task's words a step ago (a filter removed), is said instead; a repeat, a stall, failing or
-empty actions are said inside the same sentence (one diagnosis); away from the task's site, the site is named.
+"End the run now" is said only when the run does not show otherwise. Said instead: the site's home page after
+deeper pages (the page to go back to) or a home page the run never left; an address that lost the task's words a
+step ago (a filter removed); an address that sets another zip code than the task's; an earlier page that held the
+task's number; a level up; the task's words that neither the address nor the notes show. A repeat, a stall,
+failing or empty actions are said inside the same sentence (one diagnosis); away from the task's site, the site is
+named.
 """
 
 from __future__ import annotations
@@ -219,18 +222,19 @@ def _number_left(run: PartialRun) -> tuple[str, str] | None:
     last = run.steps[-1].url
     if len(run.steps) < 3 or not last or not same_site(last, run.domain):
         return None
-    numbers = list(dict.fromkeys(_NUMBER.findall(clean(run.task)[:2000])))
+    numbers = list(dict.fromkeys(_NUMBER.findall(clean(run.task)[:2000])))[:8]
     if not numbers:
         return None
     try:
-        now = unquote_plus(last)
+        now = unquote_plus(last[:4000])  # an address's head: a hostile one can be megabytes long
     except ValueError:
         return None
     missing = [n for n in numbers if n not in now]
-    for s in reversed(run.steps[:-1]):
+    for s in reversed(run.steps[-20:-1]):
         if not s.url or not same_site(s.url, run.domain) or sign_in_page(s.url):
             continue
-        held = [n for n in missing if n in re.findall(r"\d+", unquote_plus(s.url))]
+        digits = set(re.findall(r"\d+", unquote_plus(s.url[:4000])))
+        held = [n for n in missing if n in digits]
         there = page(s.url, run.domain)
         if held and there and there.startswith("/") and there != page(last, run.domain):
             return f"'{held[0]}'", there
