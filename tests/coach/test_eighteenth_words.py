@@ -293,7 +293,8 @@ def test_the_next_step_said_in_the_advice_is_not_said_again():
 def test_scrolling_through_a_list_the_notes_say_they_see_is_not_a_repeat():
     """Seven scrolls down a profile's liked posts, the note "I can see Taylor Swift's liked posts. Let me scroll down
     to see more": the run succeeded; "if these brought nothing new ..." was noise. On the Online-Mind2Web and
-    webcanvas dev runs the scroll repeat now speaks on 2 successful runs and no failed one (22 and 4 before)."""
+    webcanvas dev runs the scroll repeat now speaks on 2 successful runs and no failed one (22 and 4 before:
+    `test_dev_runs_where_the_scroll_repeat_speaks`)."""
     steps = [{"action": "Navigate to https://www.tumblr.com/taylorswift"}] + [
         {"action": "Scroll (delta_x=0, delta_y=600)"}] * 6 + [
         {"action": "Scroll (delta_x=0, delta_y=600)", "thought": "I can see Taylor Swift's liked posts. Let me scroll "
@@ -303,3 +304,20 @@ def test_scrolling_through_a_list_the_notes_say_they_see_is_not_a_repeat():
     stuck = steps[:-1] + [{"action": "Scroll (delta_x=0, delta_y=600)", "thought": "The page did not change."}]
     assert "You have scrolled 7 times" in advise(_run(stuck, "Find the posts liked by the user Taylor Swift on "
                                                              "Tumblr.", "tumblr.com"), []).advice
+
+
+def test_dev_runs_where_the_scroll_repeat_speaks():
+    """The README's figure: over every prefix of the webcanvas and Online-Mind2Web dev runs, the scroll repeat speaks
+    on 2 successful runs and no failed one (22 and 4 before the latest note's progress counted)."""
+    from coach.runstate import _repeat
+    from ems_service.dataset import dev_data_dir, read_jsonl
+
+    fired = {True: 0, False: 0}
+    for name in ("webcanvas.jsonl", "online_mind2web_abp.jsonl"):
+        for t in (ln.trajectory for ln in read_jsonl(dev_data_dir() / name) if ln.trajectory):
+            for k in range(3, len(t.steps) + 1):
+                signal = _repeat(PartialRun(task=t.task, steps=t.steps[:k], domain=t.domain))
+                if signal and signal.facts.get("action") == "scroll":
+                    fired[bool(t.outcome.success)] += 1
+                    break
+    assert fired == {True: 2, False: 0}, fired
